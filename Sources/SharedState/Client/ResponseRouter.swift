@@ -1,0 +1,146 @@
+import NIOCore
+import Synchronization
+
+/// Matches what syncd sends to whoever is waiting for it: responses to the calls that sent the
+/// requests, events to their watches, and the end of the connection to everyone.
+final class ResponseRouter: Sendable {
+    private enum Waiter {
+        case call(CheckedContinuation<Sharedstate_V1_Response, Error>)
+        /// The response to a watch request: only an error matters, it ends the watch.
+        case watchStart
+        /// A response nobody waits for (the answer to a cancelled watch).
+        case ignored
+    }
+
+    private struct State {
+        var waiters: [UInt64: Waiter] = [:]
+        var watches: [UInt64: AsyncThrowingStream<WatchBatch, Error>.Continuation] = [:]
+        var welcome: CheckedContinuation<Sharedstate_V1_Welcome, Error>?
+        var endError: SharedStateError?
+    }
+
+    private let state = Mutex(State())
+    private let lastRequestID = Atomic<UInt64>(0)
+
+    /// A request id never used before on this connection.
+    func makeRequestID() -> UInt64 {
+        lastRequestID.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Waits for the Welcome after `send` sends the Hello.
+    func awaitWelcome(_ send: () -> Void) async throws -> Sharedstate_V1_Welcome {
+        try await withCheckedThrowingContinuation { continuation in
+            if let error = state.withLock({ state in
+                if state.endError == nil { state.welcome = continuation }
+                return state.endError
+            }) {
+                continuation.resume(throwing: error)
+                return
+            }
+            send()
+        }
+    }
+
+    /// Registers a call, sends it with `send`, and waits for its response.
+    func call(id: UInt64, _ send: () -> Void) async throws -> Sharedstate_V1_Response {
+        try await withCheckedThrowingContinuation { continuation in
+            if let error = state.withLock({ state in
+                if state.endError == nil { state.waiters[id] = .call(continuation) }
+                return state.endError
+            }) {
+                continuation.resume(throwing: error)
+                return
+            }
+            send()
+        }
+    }
+
+    /// Registers a watch whose events go to `continuation`; false if the connection has ended
+    /// (the continuation is then finished with the reason).
+    func registerWatch(id: UInt64, _ continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation) -> Bool {
+        let error = state.withLock { state in
+            if state.endError == nil {
+                state.watches[id] = continuation
+                state.waiters[id] = .watchStart
+            }
+            return state.endError
+        }
+        if let error {
+            continuation.finish(throwing: error)
+            return false
+        }
+        return true
+    }
+
+    /// Forgets a watch whose consumer went away; true if it was still active.
+    func removeWatch(id: UInt64, cancelRequestID: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.watches.removeValue(forKey: id) != nil, state.endError == nil else { return false }
+            state.waiters[id] = nil
+            state.waiters[cancelRequestID] = .ignored
+            return true
+        }
+    }
+
+    /// Routes one frame from syncd.
+    func route(_ frame: Sharedstate_V1_ServerFrame) {
+        switch frame.kind {
+        case .welcome(let welcome):
+            state.withLock { state in
+                defer { state.welcome = nil }
+                return state.welcome
+            }?.resume(returning: welcome)
+
+        case .response(let response):
+            let (waiter, watch) = state.withLock { state in
+                let waiter = state.waiters.removeValue(forKey: response.id)
+                var watch: AsyncThrowingStream<WatchBatch, Error>.Continuation?
+                if case .watchStart = waiter, case .error = response.result {
+                    watch = state.watches.removeValue(forKey: response.id)
+                }
+                return (waiter, watch)
+            }
+            switch waiter {
+            case .call(let continuation):
+                continuation.resume(returning: response)
+            case .watchStart:
+                if case .error(let error) = response.result {
+                    watch?.finish(throwing: SharedStateError(wireValue: error))
+                }
+            case .ignored, nil:
+                break
+            }
+
+        case .event(let event):
+            let watch = state.withLock { $0.watches[event.watchID] }
+            watch?.yield(WatchBatch(wireValue: event))
+
+        case .fatal(let error):
+            end(with: SharedStateError(wireValue: error))
+
+        case nil:
+            break
+        }
+    }
+
+    /// Fails every waiting call and ends every watch with `error`; later calls fail at once.
+    func end(with error: SharedStateError) {
+        let (waiters, watches, welcome) = state.withLock { state in
+            if state.endError == nil { state.endError = error }
+            defer {
+                state.waiters = [:]
+                state.watches = [:]
+                state.welcome = nil
+            }
+            return (state.waiters, state.watches, state.welcome)
+        }
+        let reason = state.withLock { $0.endError } ?? error
+        welcome?.resume(throwing: reason)
+        for case .call(let continuation) in waiters.values {
+            continuation.resume(throwing: reason)
+        }
+        for watch in watches.values {
+            watch.finish(throwing: reason)
+        }
+    }
+}

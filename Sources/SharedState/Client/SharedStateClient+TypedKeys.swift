@@ -1,0 +1,98 @@
+import Foundation
+
+extension SharedStateClient {
+    /// The current value of a typed key, or its default when the key does not exist.
+    ///
+    /// - Throws: `invalidArgument` when the stored value does not decode as `Value`.
+    public func get<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> Value {
+        try await current(key).value
+    }
+
+    /// Sets a typed key.
+    @discardableResult
+    public func set<Value>(_ key: SharedKey<Value>, to value: Value, ifVersion: UInt64? = nil) async throws(SharedStateError) -> PutResult {
+        try await put(key.name, value: try key.encode(value), ifVersion: ifVersion)
+    }
+
+    /// Reads a typed key, lets `body` change the value, and writes it back only if nobody wrote
+    /// the key in between; on a conflict it reads again and retries.
+    ///
+    /// ```swift
+    /// let count = try await client.update(.counter) { $0 += 1 }
+    /// ```
+    ///
+    /// - Parameter maxAttempts: How many times to try before giving up with `conflict`.
+    /// - Returns: The value written.
+    @discardableResult
+    public func update<Value>(
+        _ key: SharedKey<Value>,
+        maxAttempts: Int = 64,
+        _ body: (inout Value) throws -> Void
+    ) async throws -> Value {
+        for _ in 0..<max(1, maxAttempts) {
+            let current = try await current(key)
+            var value = current.value
+            try body(&value)
+            do {
+                try await set(key, to: value, ifVersion: current.version)
+                return value
+            } catch {
+                if error.code != .conflict { throw error }
+            }
+        }
+        throw SharedStateError(.conflict, "key \"\(key.name)\" kept changing; gave up after \(maxAttempts) attempts")
+    }
+
+    /// The value of a typed key now, then after every change to it: the default when the key is
+    /// deleted or missing. Values that do not decode as `Value` are skipped.
+    ///
+    /// The stream ends when the connection ends; stop iterating to cancel the watch on syncd.
+    public func values<Value>(of key: SharedKey<Value>) -> AsyncStream<Value> {
+        let iterator = WatchIterator(watch(prefixes: [key.name]).makeAsyncIterator())
+        return AsyncStream(unfolding: {
+            while let batch = await iterator.next() {
+                if let value = Self.latestValue(of: key, in: batch) { return value }
+            }
+            return nil
+        })
+    }
+
+    private func current<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> (value: Value, version: UInt64) {
+        let entry: Entry
+        do {
+            entry = try await get(key.name)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            return (key.defaultValue, 0)
+        }
+        return (try key.decode(entry.value), entry.version)
+    }
+
+    /// The key's value after `batch`, or nil if the batch says nothing decodable about it.
+    private static func latestValue<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Value? {
+        // A prefix watch also sees keys that merely start with the name.
+        guard let change = batch.changes.last(where: { $0.key == key.name }) else {
+            return batch.kind == .snapshot ? key.defaultValue : nil
+        }
+        switch change.type {
+        case .put: return try? key.decode(change.entry.value)
+        case .delete: return key.defaultValue
+        }
+    }
+}
+
+/// Lets `AsyncStream(unfolding:)` pull from a watch's iterator.
+///
+/// `@unchecked Sendable`: the unfolding closure is only called by the stream's single consumer,
+/// one call at a time, so the iterator is never used concurrently.
+private final class WatchIterator: @unchecked Sendable {
+    private var base: AsyncThrowingStream<WatchBatch, Error>.Iterator
+
+    init(_ base: AsyncThrowingStream<WatchBatch, Error>.Iterator) {
+        self.base = base
+    }
+
+    func next() async -> WatchBatch? {
+        try? await base.next()
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// An atomic compare-then-write: if every compare holds, the `onSuccess` operations are applied,
+/// otherwise the `onFailure` ones, all under one revision that watchers see in one batch.
+///
+/// ```swift
+/// let result = try await client.transaction(
+///     Transaction(
+///         compares: [.version(of: "lock/owner", is: 0)],
+///         onSuccess: [.put("lock/owner", json: #""kiosk-1""#)]
+///     )
+/// )
+/// ```
+public struct Transaction: Sendable {
+    /// A condition on one key.
+    public struct Compare: Sendable {
+        var wireValue: Sharedstate_V1_Compare
+
+        /// The key's version is `version`; 0 means the key does not exist.
+        public static func version(of key: String, is version: UInt64) -> Compare {
+            Compare(
+                wireValue: .with {
+                    $0.key = key
+                    $0.version = version
+                })
+        }
+
+        /// The key does not exist.
+        public static func absent(_ key: String) -> Compare { .version(of: key, is: 0) }
+
+        /// The key exists and its value is exactly these bytes.
+        public static func value(of key: String, is value: Data) -> Compare {
+            Compare(
+                wireValue: .with {
+                    $0.key = key
+                    $0.value = value
+                })
+        }
+    }
+
+    /// A write inside a transaction.
+    public struct Operation: Sendable {
+        var wireValue: Sharedstate_V1_Operation
+        var key: String {
+            switch wireValue.kind {
+            case .put(let put): put.key
+            case .delete(let delete): delete.key
+            case nil: ""
+            }
+        }
+        var value: Data? {
+            if case .put(let put) = wireValue.kind { return put.value }
+            return nil
+        }
+
+        /// Sets `key` to `value` (one JSON document), if its version is `ifVersion` when given.
+        public static func put(_ key: String, value: Data, ifVersion: UInt64? = nil) -> Operation {
+            Operation(
+                wireValue: .with {
+                    $0.put = .with {
+                        $0.key = key
+                        $0.value = value
+                        if let ifVersion { $0.ifVersion = ifVersion }
+                    }
+                })
+        }
+
+        /// Sets `key` to the JSON document in `json`.
+        public static func put(_ key: String, json: String, ifVersion: UInt64? = nil) -> Operation {
+            put(key, value: Data(json.utf8), ifVersion: ifVersion)
+        }
+
+        /// Removes `key`, if its version is `ifVersion` when given. A missing key is left alone.
+        public static func delete(_ key: String, ifVersion: UInt64? = nil) -> Operation {
+            Operation(
+                wireValue: .with {
+                    $0.delete = .with {
+                        $0.key = key
+                        if let ifVersion { $0.ifVersion = ifVersion }
+                    }
+                })
+        }
+    }
+
+    /// The conditions, all of which must hold for `onSuccess` to apply.
+    public var compares: [Compare]
+    /// Applied when every compare holds.
+    public var onSuccess: [Operation]
+    /// Applied when a compare fails.
+    public var onFailure: [Operation]
+
+    /// Creates a transaction.
+    public init(compares: [Compare] = [], onSuccess: [Operation] = [], onFailure: [Operation] = []) {
+        self.compares = compares
+        self.onSuccess = onSuccess
+        self.onFailure = onFailure
+    }
+}

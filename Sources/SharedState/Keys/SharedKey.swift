@@ -1,0 +1,54 @@
+import Foundation
+
+/// A key whose value is a `Codable` type, with the value to use while the key does not exist.
+///
+/// ```swift
+/// extension SharedKey where Value == Int {
+///     static let counter = SharedKey("counter/value", default: 0)
+/// }
+/// try await client.set(.counter, to: 1)
+/// for await count in client.values(of: .counter) { print(count) }
+/// ```
+///
+/// Values travel as JSON (Foundation's `JSONEncoder`, keys sorted), so any process, in any
+/// language, can read them.
+public struct SharedKey<Value: Codable & Sendable>: Sendable {
+    /// The key's name, such as `counter/value`.
+    public let name: String
+    /// The value while the key does not exist (never written, or deleted).
+    public let defaultValue: Value
+
+    /// Creates a typed key.
+    public init(_ name: String, default defaultValue: Value) {
+        self.name = name
+        self.defaultValue = defaultValue
+    }
+
+    /// The JSON document for `value`.
+    ///
+    /// - Throws: ``SharedStateError`` `invalidArgument` when the value cannot be encoded.
+    public func encode(_ value: Value) throws(SharedStateError) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw SharedStateError(.invalidArgument, "cannot encode a value for key \"\(name)\" as JSON: \(error)")
+        }
+    }
+
+    /// The value a JSON document holds.
+    ///
+    /// - Throws: ``SharedStateError`` `invalidArgument` when the stored JSON is not a `Value` (for
+    ///   example after the type changed shape).
+    public func decode(_ data: Data) throws(SharedStateError) -> Value {
+        do {
+            return try JSONDecoder().decode(Value.self, from: data)
+        } catch {
+            throw SharedStateError(
+                .invalidArgument,
+                "the value of key \"\(name)\" is not a \(Value.self): \(String(decoding: data.prefix(200), as: UTF8.self))"
+            )
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/// The rules for keys and watch prefixes, shared by syncd and the client.
+///
+/// A key is 1–512 bytes of UTF-8 made of `/`-separated, non-empty segments of printable characters:
+/// `counter/value` and `session/user` are keys; `/a`, `a/`, `a//b` and `a\nb` are not.
+///
+/// A prefix selects keys by their leading bytes, like etcd's: `session/` selects every key under
+/// the `session` segment, while `session` also selects `sessions/x`. End a prefix with `/` to match
+/// whole segments. The empty prefix selects every key.
+public enum KeyRules {
+    /// Checks that `key` is a valid key.
+    ///
+    /// - Throws: ``SharedStateError`` with code `invalidArgument` or `tooLarge`, naming the problem.
+    public static func validateKey(_ key: String, limits: Limits = .default) throws(SharedStateError) {
+        if key.isEmpty {
+            throw SharedStateError(.invalidArgument, "invalid key: a key cannot be empty")
+        }
+        try validateText(key, what: "key", limits: limits)
+        if key.utf8.first == slash {
+            throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): a key cannot start with '/'")
+        }
+        if key.utf8.last == slash {
+            throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): a key cannot end with '/'")
+        }
+        if hasEmptySegment(key) {
+            throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): segments between '/' cannot be empty")
+        }
+    }
+
+    /// Checks that `prefix` is a valid prefix: empty, or a key, or a key followed by `/`.
+    ///
+    /// - Throws: ``SharedStateError`` with code `invalidArgument` or `tooLarge`, naming the problem.
+    public static func validatePrefix(_ prefix: String, limits: Limits = .default) throws(SharedStateError) {
+        if prefix.isEmpty { return }
+        try validateText(prefix, what: "prefix", limits: limits)
+        if prefix.utf8.first == slash {
+            throw SharedStateError(.invalidArgument, "invalid prefix \(quoted(prefix)): a prefix cannot start with '/'")
+        }
+        if hasEmptySegment(prefix) {
+            throw SharedStateError(.invalidArgument, "invalid prefix \(quoted(prefix)): segments between '/' cannot be empty")
+        }
+    }
+
+    /// Whether `key` is selected by `prefix`.
+    @inlinable
+    public static func key(_ key: String, hasPrefix prefix: String) -> Bool {
+        prefix.isEmpty || key.utf8.starts(with: prefix.utf8)
+    }
+
+    private static let slash = UInt8(ascii: "/")
+
+    private static func validateText(_ text: String, what: String, limits: Limits) throws(SharedStateError) {
+        let length = text.utf8.count
+        if length > limits.maxKeyBytes {
+            throw SharedStateError(
+                .tooLarge,
+                "invalid \(what): \(length) bytes is longer than the limit of \(limits.maxKeyBytes) bytes"
+            )
+        }
+        for scalar in text.unicodeScalars where isControl(scalar) {
+            throw SharedStateError(
+                .invalidArgument,
+                "invalid \(what) \(quoted(text)): it contains the control character U+\(hex(scalar.value))"
+            )
+        }
+    }
+
+    private static func hasEmptySegment(_ text: String) -> Bool {
+        var previousWasSlash = false
+        for byte in text.utf8 {
+            let isSlash = byte == slash
+            if isSlash && previousWasSlash { return true }
+            previousWasSlash = isSlash
+        }
+        return false
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// The text in quotes with control characters escaped, safe to print.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,22 @@
+/// The size limits that keep one client from hurting the others. syncd enforces them; the client
+/// checks the same ones before sending so mistakes fail fast with the same message.
+public struct Limits: Sendable, Hashable {
+    /// The longest key, in UTF-8 bytes.
+    public var maxKeyBytes: Int = 512
+    /// The largest value, in bytes of JSON.
+    public var maxValueBytes: Int = 1 << 20
+    /// The deepest nesting of arrays and objects a value may have.
+    public var maxValueDepth: Int = 100
+    /// The largest frame a client may send. Leaves room for a transaction of a few full-size values.
+    public var maxRequestFrameBytes: Int = 4 << 20
+    /// The most operations one transaction may carry.
+    public var maxTransactionOperations: Int = 128
+    /// The most prefixes one watch may name.
+    public var maxWatchPrefixes: Int = 64
+
+    /// The defaults: 512-byte keys, 1 MiB values, depth 100, 4 MiB request frames.
+    public init() {}
+
+    /// The defaults.
+    public static let `default` = Limits()
+}

@@ -1,0 +1,114 @@
+/// An error that syncd or the client library reports, with a code programs can switch on and a
+/// message for a person.
+///
+/// ```swift
+/// do {
+///     try await client.put("door/state", json: #""open""#, ifVersion: 3)
+/// } catch let error as SharedStateError where error.code == .conflict {
+///     // someone else wrote first; read again and retry
+/// }
+/// ```
+public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: Hashable, Sendable {
+            case notFound, conflict, compacted, permissionDenied, invalidArgument, tooLarge
+            case unavailable, protocolViolation, internalError
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The key does not exist.
+        public static let notFound = Code(.notFound)
+        /// A compare failed: the key's version or value was not the expected one.
+        public static let conflict = Code(.conflict)
+        /// The requested revision has been compacted away from the change log.
+        public static let compacted = Code(.compacted)
+        /// The access policy does not allow this.
+        public static let permissionDenied = Code(.permissionDenied)
+        /// A malformed key, prefix, value or request.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// A key, value or frame over its limit.
+        public static let tooLarge = Code(.tooLarge)
+        /// The daemon cannot be reached or cannot serve the request now.
+        public static let unavailable = Code(.unavailable)
+        /// The peer broke the wire protocol.
+        public static let protocolViolation = Code(.protocolViolation)
+        /// A bug or an unexpected failure inside the daemon.
+        public static let internalError = Code(.internalError)
+
+        public var description: String {
+            switch base {
+            case .notFound: "notFound"
+            case .conflict: "conflict"
+            case .compacted: "compacted"
+            case .permissionDenied: "permissionDenied"
+            case .invalidArgument: "invalidArgument"
+            case .tooLarge: "tooLarge"
+            case .unavailable: "unavailable"
+            case .protocolViolation: "protocol"
+            case .internalError: "internal"
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A sentence for a person, naming what was wrong.
+    public var message: String
+
+    /// Creates an error with a code and a message for a person.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+extension SharedStateError.Code {
+    /// The code as it travels on the wire.
+    public var wireValue: Sharedstate_V1_ErrorCode {
+        switch self {
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .compacted: .compacted
+        case .permissionDenied: .permissionDenied
+        case .invalidArgument: .invalidArgument
+        case .tooLarge: .tooLarge
+        case .unavailable: .unavailable
+        case .protocolViolation: .protocol
+        default: .internal
+        }
+    }
+
+    /// The code for a value read from the wire; unknown values become ``internalError``.
+    public init(wireValue: Sharedstate_V1_ErrorCode) {
+        switch wireValue {
+        case .notFound: self = .notFound
+        case .conflict: self = .conflict
+        case .compacted: self = .compacted
+        case .permissionDenied: self = .permissionDenied
+        case .invalidArgument: self = .invalidArgument
+        case .tooLarge: self = .tooLarge
+        case .unavailable: self = .unavailable
+        case .protocol: self = .protocolViolation
+        default: self = .internalError
+        }
+    }
+}
+
+extension SharedStateError {
+    /// The error as a wire message.
+    public var wireValue: Sharedstate_V1_Error {
+        .with {
+            $0.code = code.wireValue
+            $0.message = message
+        }
+    }
+
+    /// The error a wire message describes.
+    public init(wireValue: Sharedstate_V1_Error) {
+        self.init(Code(wireValue: wireValue.code), wireValue.message)
+    }
+}

@@ -1,0 +1,279 @@
+import Foundation
+import Logging
+import NIOCore
+import SharedStateWire
+import Synchronization
+
+/// The single writer of the shared state: sequences every write, group-commits them to storage,
+/// then publishes them to readers and watchers.
+///
+/// Writes arrive through ``submit(_:completion:)`` from any connection and wait in a queue. The
+/// writer (``runWriter()``) takes everything queued, plans each request in order against the state as
+/// the earlier ones left it (each request that changes something gets the next revision), commits
+/// them all in one SQLite transaction, and only then applies them to the in-memory state, fans them
+/// out to watchers and acknowledges them. Reads and watch registration see only committed state.
+final class StateEngine: Sendable {
+    /// Tunables of the engine.
+    struct Configuration: Sendable {
+        /// The most write requests one SQLite transaction takes.
+        var maxRequestsPerCommit = 1024
+    }
+
+    /// Counts for `status`.
+    struct Statistics: Sendable {
+        var revision: UInt64
+        var keys: Int
+        var watches: Int
+        var compactedRevision: UInt64
+    }
+
+    /// What readers and watchers see: the committed state.
+    private struct Published {
+        var entries: [String: Entry]
+        var revision: UInt64
+        var compactedRevision: UInt64
+        var watches = WatchRegistry()
+    }
+
+    private let storage: Storage
+    private let configuration: Configuration
+    private let logger: Logger
+    private let published: Mutex<Published>
+    private let queue = WriteQueue()
+
+    /// Creates an engine over `storage`, starting from the state it holds.
+    init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+        let loaded = try storage.load()
+        self.storage = storage
+        self.configuration = configuration
+        self.logger = logger
+        self.published = Mutex(
+            Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
+        )
+    }
+
+    // MARK: Reads
+
+    /// The current revision.
+    var revision: UInt64 { published.withLock { $0.revision } }
+
+    /// The entry of `key`, if it exists, and the revision it was read at.
+    func entry(_ key: String) -> (entry: Entry?, revision: UInt64) {
+        published.withLock { ($0.entries[key], $0.revision) }
+    }
+
+    /// The entries whose keys start with `prefix`, in key order, at most `limit` of them.
+    func list(prefix: String, limit: Int?) -> (entries: [Entry], revision: UInt64, hasMore: Bool) {
+        published.withLock { state in
+            var entries = Self.entries(in: state.entries, selectedBy: [prefix])
+            let hasMore = limit.map { entries.count > $0 } ?? false
+            if let limit, hasMore { entries.removeSubrange(limit...) }
+            return (entries, state.revision, hasMore)
+        }
+    }
+
+    /// Counts for `status`.
+    var statistics: Statistics {
+        published.withLock {
+            Statistics(
+                revision: $0.revision,
+                keys: $0.entries.count,
+                watches: $0.watches.count,
+                compactedRevision: $0.compactedRevision
+            )
+        }
+    }
+
+    // MARK: Writes
+
+    /// Queues a write; `completion` is called once it is committed, or has failed.
+    func submit(_ request: WriteRequest, completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void) {
+        if !queue.enqueue(WriteQueue.Pending(request: request, completion: completion)) {
+            completion(.failure(SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")))
+        }
+    }
+
+    /// Runs the writer until ``shutDown()``, then commits what is still queued and returns.
+    func runWriter() async {
+        while let batch = await queue.next(limit: configuration.maxRequestsPerCommit) {
+            await commit(batch)
+        }
+    }
+
+    /// Stops taking writes; ``runWriter()`` returns once those already queued are committed.
+    func shutDown() {
+        queue.close()
+    }
+
+    private func commit(_ batch: [WriteQueue.Pending]) async {
+        // Keys written by earlier requests of this batch: nil means deleted.
+        var overlay: [String: Entry?] = [:]
+        var revision = published.withLock { $0.revision }
+        var results: [Result<WriteOutcome, SharedStateError>] = []
+        var revisions: [CommittedRevision] = []
+        results.reserveCapacity(batch.count)
+
+        for pending in batch {
+            do {
+                let plan = try WritePlanner.plan(pending.request, revision: revision + 1) { key in
+                    if let written = overlay[key] { return written }
+                    return published.withLock { $0.entries[key] }
+                }
+                if !plan.changes.isEmpty {
+                    revision += 1
+                    for change in plan.changes {
+                        overlay.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+                    }
+                    revisions.append(CommittedRevision(revision: revision, changes: plan.changes))
+                }
+                results.append(.success(plan.outcome))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+
+        if !revisions.isEmpty {
+            do {
+                try await storage.commit(revisions)
+            } catch {
+                logger.error(
+                    "commit failed; the writes were refused",
+                    metadata: ["database": "\(storage.path)", "error": "\(error)", "requests": "\(batch.count)"]
+                )
+                let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
+                for pending in batch { pending.completion(.failure(failure)) }
+                return
+            }
+            published.withLock { state in
+                for (key, entry) in overlay {
+                    state.entries[key] = entry
+                }
+                state.revision = revision
+                state.watches.deliver(revisions)
+            }
+        }
+        for (pending, result) in zip(batch, results) {
+            pending.completion(result)
+        }
+    }
+
+    // MARK: Watches
+
+    /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
+    /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
+    ///
+    /// - Throws: `invalidArgument` when the subscriber already has a watch with this id,
+    ///   `compacted` when replay would start before the oldest change kept, `unavailable` when the
+    ///   change log cannot be read.
+    func startWatch(
+        id: UInt64,
+        prefixes: [String],
+        start: WatchStart,
+        subscriber: some WatchSubscriber
+    ) async throws(SharedStateError) {
+        let allocator = WatchRegistry.allocator
+        let prefixes = prefixes.contains("") ? [] : prefixes
+        let replay: (after: UInt64, through: UInt64)? = try published.withLock { state throws(SharedStateError) in
+            if state.watches.contains(id: id, of: subscriber) {
+                throw SharedStateError(.invalidArgument, "watch id \(id) is already in use on this connection")
+            }
+            var watch = WatchRegistry.Watch(
+                id: id,
+                prefixes: prefixes,
+                subscriber: subscriber,
+                startsAfter: state.revision
+            )
+            switch start {
+            case .snapshot:
+                let entries = Self.entries(in: state.entries, selectedBy: prefixes)
+                let snapshot = Sharedstate_V1_ServerFrame.with {
+                    $0.event = .with {
+                        $0.watchID = id
+                        $0.kind = .snapshot
+                        $0.revision = state.revision
+                        $0.changes = entries.map { Change.put($0).wireValue }
+                    }
+                }
+                state.watches.add(watch)
+                subscriber.send([
+                    Self.watchResponse(id: id, revision: state.revision, allocator: allocator),
+                    Frame.encode(snapshot, allocator: allocator),
+                ])
+                return nil
+            case .now:
+                state.watches.add(watch)
+                subscriber.send([Self.watchResponse(id: id, revision: state.revision, allocator: allocator)])
+                return nil
+            case .after(let revision):
+                if revision < state.compactedRevision {
+                    throw SharedStateError(
+                        .compacted,
+                        "revision \(revision) is compacted; the change log starts after revision \(state.compactedRevision)"
+                    )
+                }
+                if revision >= state.revision {
+                    watch.startsAfter = revision
+                    state.watches.add(watch)
+                    subscriber.send([Self.watchResponse(id: id, revision: revision, allocator: allocator)])
+                    return nil
+                }
+                watch.heldFrames = []
+                state.watches.add(watch)
+                return (revision, state.revision)
+            }
+        }
+        guard let replay else { return }
+
+        let logged: [CommittedRevision]
+        do {
+            logged = try await storage.changes(after: replay.after, through: replay.through)
+        } catch {
+            _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
+            throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
+        }
+        let watch = WatchRegistry.Watch(id: id, prefixes: prefixes, subscriber: subscriber, startsAfter: replay.after)
+        var frames = [Self.watchResponse(id: id, revision: replay.after, allocator: allocator)]
+        frames.append(contentsOf: logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) })
+        published.withLock { state in
+            // The frames held during the replay go out after it, under the lock, so that the
+            // next delivery cannot overtake them.
+            guard let held = state.watches.releaseHeldFrames(id: id, of: subscriber) else { return }
+            subscriber.send(frames + held)
+        }
+    }
+
+    /// Ends a watch; returns whether it existed.
+    func cancelWatch(id: UInt64, of subscriber: some WatchSubscriber) -> Bool {
+        published.withLock { $0.watches.remove(id: id, of: subscriber) }
+    }
+
+    /// Ends every watch of a subscriber that went away.
+    func removeWatches(of subscriber: some WatchSubscriber) {
+        published.withLock { $0.watches.removeAll(of: subscriber) }
+    }
+
+    // MARK: Helpers
+
+    private static func entries(in entries: [String: Entry], selectedBy prefixes: [String]) -> [Entry] {
+        let selected: [Entry]
+        if prefixes.isEmpty || prefixes.contains("") {
+            selected = Array(entries.values)
+        } else {
+            selected = entries.values.filter { entry in prefixes.contains { KeyRules.key(entry.key, hasPrefix: $0) } }
+        }
+        return selected.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    private static func watchResponse(id: UInt64, revision: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let frame = Sharedstate_V1_ServerFrame.with {
+            $0.response = .with {
+                $0.id = id
+                $0.watch = .with {
+                    $0.watchID = id
+                    $0.revision = revision
+                }
+            }
+        }
+        return Frame.encode(frame, allocator: allocator)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import SharedStateWire
+
+/// Decides what one write request does to the state, without doing any I/O: checks its compares
+/// against the current entries and computes the changes it makes at a given revision.
+///
+/// The engine calls it for every request of a group commit, in order, with a lookup that sees the
+/// changes of the requests planned before it.
+enum WritePlanner {
+    /// The result of planning one request.
+    struct Plan: Sendable, Equatable {
+        var outcome: WriteOutcome
+        /// The changes to commit; empty when the request changes nothing (no revision is used).
+        var changes: [Change]
+    }
+
+    /// Plans `request` as the write that gets `revision` if it changes anything.
+    ///
+    /// - Parameters:
+    ///   - request: The write.
+    ///   - revision: The revision its changes get.
+    ///   - entry: The current entry of a key, or nil if it does not exist.
+    /// - Throws: ``SharedStateError`` `conflict` when a compare fails, `notFound` when deleting a
+    ///   missing key, `invalidArgument` when a transaction names one key twice.
+    static func plan(
+        _ request: WriteRequest,
+        revision: UInt64,
+        entry: (String) -> Entry?
+    ) throws(SharedStateError) -> Plan {
+        switch request {
+        case .put(let key, let value, let ifVersion):
+            let change = try put(key: key, value: value, ifVersion: ifVersion, revision: revision, current: entry(key))
+            return Plan(outcome: .put(revision: revision, version: change.entry.version), changes: [change])
+
+        case .delete(let key, let ifVersion):
+            let current = entry(key)
+            try check(key: key, current: current, ifVersion: ifVersion)
+            guard current != nil else {
+                throw SharedStateError(.notFound, "key \"\(key)\" not found")
+            }
+            return Plan(outcome: .delete(revision: revision), changes: [.delete(key, revision: revision)])
+
+        case .transaction(let compares, let onSuccess, let onFailure):
+            let succeeded = compares.allSatisfy { holds($0, current: entry($0.key)) }
+            let operations = succeeded ? onSuccess : onFailure
+            var seen = Set<String>()
+            for operation in operations where !seen.insert(operation.key).inserted {
+                throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once")
+            }
+            var changes: [Change] = []
+            for operation in operations {
+                switch operation {
+                case .put(let key, let value, let ifVersion):
+                    changes.append(try put(key: key, value: value, ifVersion: ifVersion, revision: revision, current: entry(key)))
+                case .delete(let key, let ifVersion):
+                    let current = entry(key)
+                    try check(key: key, current: current, ifVersion: ifVersion)
+                    // Deleting a missing key inside a transaction is a no-op, so a transaction
+                    // can say "make sure this key is gone".
+                    if current != nil { changes.append(.delete(key, revision: revision)) }
+                }
+            }
+            return Plan(
+                outcome: .transaction(succeeded: succeeded, revision: changes.isEmpty ? revision - 1 : revision),
+                changes: changes
+            )
+        }
+    }
+
+    private static func put(
+        key: String,
+        value: Data,
+        ifVersion: UInt64?,
+        revision: UInt64,
+        current: Entry?
+    ) throws(SharedStateError) -> Change {
+        try check(key: key, current: current, ifVersion: ifVersion)
+        let entry = Entry(
+            key: key,
+            value: value,
+            version: (current?.version ?? 0) + 1,
+            createRevision: current?.createRevision ?? revision,
+            modRevision: revision
+        )
+        return .put(entry)
+    }
+
+    private static func check(key: String, current: Entry?, ifVersion: UInt64?) throws(SharedStateError) {
+        guard let ifVersion else { return }
+        let version = current?.version ?? 0
+        guard version == ifVersion else {
+            let expected = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
+            let actual = version == 0 ? "it does not exist" : "it is at version \(version)"
+            throw SharedStateError(.conflict, "key \"\(key)\" was expected \(expected), but \(actual)")
+        }
+    }
+
+    private static func holds(_ compare: WriteRequest.Compare, current: Entry?) -> Bool {
+        switch compare.target {
+        case .version(let version): (current?.version ?? 0) == version
+        case .value(let value): current?.value == value
+        }
+    }
+}

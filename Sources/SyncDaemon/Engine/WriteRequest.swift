@@ -1,0 +1,43 @@
+import Foundation
+import SharedStateWire
+
+/// A write as the engine sequences it: already checked for well-formed keys and values.
+enum WriteRequest: Sendable {
+    /// Sets `key` to `value`, if its version is `ifVersion` when one is given (0: must not exist).
+    case put(key: String, value: Data, ifVersion: UInt64?)
+    /// Removes `key`, if its version is `ifVersion` when one is given.
+    case delete(key: String, ifVersion: UInt64?)
+    /// Applies `onSuccess` if every compare holds, else `onFailure`, as one revision.
+    case transaction(compares: [Compare], onSuccess: [WriteOperation], onFailure: [WriteOperation])
+
+    /// One operation inside a transaction.
+    enum WriteOperation: Sendable {
+        case put(key: String, value: Data, ifVersion: UInt64?)
+        case delete(key: String, ifVersion: UInt64?)
+
+        var key: String {
+            switch self {
+            case .put(let key, _, _), .delete(let key, _): key
+            }
+        }
+    }
+
+    /// A condition on one key.
+    struct Compare: Sendable {
+        enum Target: Sendable {
+            /// The key's version equals this; 0 means the key does not exist.
+            case version(UInt64)
+            /// The key exists with exactly these bytes.
+            case value(Data)
+        }
+        var key: String
+        var target: Target
+    }
+}
+
+/// What a write request did.
+enum WriteOutcome: Sendable, Equatable {
+    case put(revision: UInt64, version: UInt64)
+    case delete(revision: UInt64)
+    case transaction(succeeded: Bool, revision: UInt64)
+}

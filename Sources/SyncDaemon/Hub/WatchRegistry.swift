@@ -1,0 +1,109 @@
+import NIOCore
+import SharedStateWire
+
+/// Every active watch, and the fan-out of committed revisions to them.
+///
+/// A value type kept inside the engine's lock, so registering a watch, taking its snapshot and
+/// delivering the next revision happen in one order for everyone.
+struct WatchRegistry {
+    /// One watch of one subscriber.
+    struct Watch {
+        /// The watch's id, chosen by the client; unique per subscriber.
+        let id: UInt64
+        /// The prefixes it selects; empty selects everything.
+        let prefixes: [String]
+        let subscriber: any WatchSubscriber
+        /// Revisions up to this one are not delivered.
+        var startsAfter: UInt64
+        /// While the change log is being replayed to the watch, live frames wait here.
+        var heldFrames: [ByteBuffer]?
+
+        func selects(_ key: String) -> Bool {
+            prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }
+        }
+    }
+
+    private struct WatchKey: Hashable {
+        let subscriber: ObjectIdentifier
+        let id: UInt64
+    }
+
+    private var watches: [WatchKey: Watch] = [:]
+
+    /// The number of active watches.
+    var count: Int { watches.count }
+
+    /// Whether `subscriber` has a watch with this id.
+    func contains(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
+        watches[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil
+    }
+
+    /// Adds a watch.
+    mutating func add(_ watch: Watch) {
+        watches[WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)] = watch
+    }
+
+    /// Removes a watch; returns whether it existed.
+    @discardableResult
+    mutating func remove(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
+        watches.removeValue(forKey: WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)) != nil
+    }
+
+    /// Removes every watch of `subscriber`.
+    mutating func removeAll(of subscriber: any WatchSubscriber) {
+        let identifier = ObjectIdentifier(subscriber)
+        watches = watches.filter { $0.key.subscriber != identifier }
+    }
+
+    /// Ends a watch's replay: returns the frames held meanwhile and lets live frames through.
+    mutating func releaseHeldFrames(id: UInt64, of subscriber: any WatchSubscriber) -> [ByteBuffer]? {
+        let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)
+        guard let held = watches[key]?.heldFrames else { return nil }
+        watches[key]?.heldFrames = nil
+        return held
+    }
+
+    /// Sends each watch the changes of `revisions` it selects: one frame per revision, all frames
+    /// of a subscriber in one flush.
+    mutating func deliver(_ revisions: [CommittedRevision]) {
+        var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
+        for key in watches.keys {
+            let watch = watches[key]!
+            var frames: [ByteBuffer] = []
+            for revision in revisions where revision.revision > watch.startsAfter {
+                if let frame = Self.eventFrame(for: watch, revision) { frames.append(frame) }
+            }
+            if frames.isEmpty { continue }
+            if watch.heldFrames != nil {
+                watches[key]!.heldFrames!.append(contentsOf: frames)
+            } else {
+                outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(contentsOf: frames)
+            }
+        }
+        for outbox in outboxes.values {
+            outbox.subscriber.send(outbox.frames)
+        }
+    }
+
+    /// The frame that tells `watch` about the changes of `revision` it selects, if any.
+    static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
+        let changes: [Sharedstate_V1_Change]
+        if watch.prefixes.isEmpty {
+            changes = revision.wireChanges
+        } else {
+            changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
+            if changes.isEmpty { return nil }
+        }
+        let frame = Sharedstate_V1_ServerFrame.with {
+            $0.event = .with {
+                $0.watchID = watch.id
+                $0.kind = .changes
+                $0.revision = revision.revision
+                $0.changes = changes
+            }
+        }
+        return Frame.encode(frame, allocator: allocator)
+    }
+
+    static let allocator = ByteBufferAllocator()
+}

@@ -1,0 +1,276 @@
+import Foundation
+import Logging
+import NIOCore
+import SharedStateWire
+
+/// The protocol logic of one client connection: the handshake, then each request checked and
+/// handed to the engine. Reads are answered at once; writes are answered when they commit.
+///
+/// It does no I/O of its own: frames come in through ``receive(_:)`` and go out through the
+/// connection's writer, so it can be driven by any transport.
+final class ClientSession {
+    /// What the connection should do after a frame.
+    enum Disposition: Equatable {
+        case keepReading
+        /// Send this error as the last frame and close.
+        case close(SharedStateError)
+    }
+
+    /// Who the peer is, for status and logs.
+    struct Peer: Sendable {
+        var sessionID: UInt64
+        var clientName = ""
+    }
+
+    private(set) var peer: Peer
+    private var hasGreeted = false
+    private let writer: ConnectionWriter
+    private let engine: StateEngine
+    private let limits: Limits
+    private let status: @Sendable () -> Sharedstate_V1_StatusResponse
+    private let logger: Logger
+
+    init(
+        sessionID: UInt64,
+        writer: ConnectionWriter,
+        engine: StateEngine,
+        limits: Limits,
+        logger: Logger,
+        status: @escaping @Sendable () -> Sharedstate_V1_StatusResponse
+    ) {
+        self.peer = Peer(sessionID: sessionID)
+        self.writer = writer
+        self.engine = engine
+        self.limits = limits
+        self.logger = logger
+        self.status = status
+    }
+
+    /// Handles one inbound frame.
+    func receive(_ payload: ByteBuffer) async -> Disposition {
+        let frame: Sharedstate_V1_ClientFrame
+        do {
+            frame = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)
+        } catch {
+            return .close(error)
+        }
+        switch frame.kind {
+        case .hello(let hello):
+            return greet(hello)
+        case .request(let request):
+            guard hasGreeted else {
+                return .close(SharedStateError(.protocolViolation, "the first frame must be a Hello"))
+            }
+            await handle(request)
+            return .keepReading
+        case nil:
+            return .close(SharedStateError(.protocolViolation, "empty client frame"))
+        }
+    }
+
+    /// Called once the connection is gone.
+    func end() {
+        engine.removeWatches(of: writer)
+    }
+
+    private func greet(_ hello: Sharedstate_V1_Hello) -> Disposition {
+        if hasGreeted {
+            return .close(SharedStateError(.protocolViolation, "Hello sent twice"))
+        }
+        guard hello.protocolVersion == WireProtocol.version else {
+            return .close(
+                SharedStateError(
+                    .protocolViolation,
+                    "unsupported protocol version \(hello.protocolVersion); this syncd speaks version \(WireProtocol.version)"
+                )
+            )
+        }
+        hasGreeted = true
+        peer.clientName = String(hello.clientName.prefix(128))
+        logger.debug("client greeted", metadata: ["session": "\(peer.sessionID)", "name": "\(peer.clientName)"])
+        send(
+            .with {
+                $0.welcome = .with {
+                    $0.protocolVersion = WireProtocol.version
+                    $0.revision = engine.revision
+                    $0.sessionID = peer.sessionID
+                    $0.serverVersion = WireProtocol.softwareVersion
+                }
+            }
+        )
+        return .keepReading
+    }
+
+    private func handle(_ request: Sharedstate_V1_Request) async {
+        let id = request.id
+        do throws(SharedStateError) {
+            switch request.operation {
+            case .get(let get):
+                try KeyRules.validateKey(get.key, limits: limits)
+                let (entry, revision) = engine.entry(get.key)
+                guard let entry else { throw SharedStateError(.notFound, "key \"\(get.key)\" not found") }
+                respond(id) {
+                    $0.get = .with {
+                        $0.entry = entry.wireValue
+                        $0.revision = revision
+                    }
+                }
+
+            case .put(let put):
+                submit(id, try writeOperation(.put(put)).request)
+
+            case .delete(let delete):
+                submit(id, try writeOperation(.delete(delete)).request)
+
+            case .transaction(let transaction):
+                submit(id, try transactionRequest(transaction))
+
+            case .list(let list):
+                try KeyRules.validatePrefix(list.prefix, limits: limits)
+                let result = engine.list(prefix: list.prefix, limit: list.limit == 0 ? nil : Int(list.limit))
+                respond(id) {
+                    $0.list = .with {
+                        $0.entries = result.entries.map(\.wireValue)
+                        $0.revision = result.revision
+                        $0.truncated = result.hasMore
+                    }
+                }
+
+            case .watch(let watch):
+                if watch.prefixes.count > limits.maxWatchPrefixes {
+                    throw SharedStateError(
+                        .tooLarge,
+                        "watch names \(watch.prefixes.count) prefixes; the limit is \(limits.maxWatchPrefixes)"
+                    )
+                }
+                for prefix in watch.prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
+                let start: WatchStart =
+                    switch watch.start {
+                    case .snapshot(true): .snapshot
+                    case .afterRevision(let revision): .after(revision)
+                    case .snapshot(false), nil: .now
+                    }
+                try await engine.startWatch(id: id, prefixes: watch.prefixes, start: start, subscriber: writer)
+
+            case .cancelWatch(let cancel):
+                guard engine.cancelWatch(id: cancel.watchID, of: writer) else {
+                    throw SharedStateError(.notFound, "no watch with id \(cancel.watchID) on this connection")
+                }
+                respond(id) { $0.cancelWatch = .init() }
+
+            case .status:
+                let status = status()
+                respond(id) { $0.status = status }
+
+            case nil:
+                throw SharedStateError(.invalidArgument, "request \(id) names no operation")
+            }
+        } catch {
+            respond(id) { $0.error = error.wireValue }
+        }
+    }
+
+    private func submit(_ id: UInt64, _ request: WriteRequest) {
+        let writer = self.writer
+        engine.submit(request) { result in
+            let frame = Sharedstate_V1_ServerFrame.with {
+                $0.response = .with {
+                    $0.id = id
+                    switch result {
+                    case .success(.put(let revision, let version)):
+                        $0.put = .with {
+                            $0.revision = revision
+                            $0.version = version
+                        }
+                    case .success(.delete(let revision)):
+                        $0.delete = .with { $0.revision = revision }
+                    case .success(.transaction(let succeeded, let revision)):
+                        $0.transaction = .with {
+                            $0.succeeded = succeeded
+                            $0.revision = revision
+                        }
+                    case .failure(let error):
+                        $0.error = error.wireValue
+                    }
+                }
+            }
+            writer.send(Frame.encode(frame, allocator: writer.allocator))
+        }
+    }
+
+    private func writeOperation(_ operation: Sharedstate_V1_Operation.OneOf_Kind) throws(SharedStateError) -> WriteRequest.WriteOperation {
+        switch operation {
+        case .put(let put):
+            try KeyRules.validateKey(put.key, limits: limits)
+            do {
+                try ValueRules.validateValue(put.value, limits: limits)
+            } catch {
+                throw SharedStateError(error.code, "key \"\(put.key)\": \(error.message)")
+            }
+            return .put(key: put.key, value: put.value, ifVersion: put.hasIfVersion ? put.ifVersion : nil)
+        case .delete(let delete):
+            try KeyRules.validateKey(delete.key, limits: limits)
+            return .delete(key: delete.key, ifVersion: delete.hasIfVersion ? delete.ifVersion : nil)
+        }
+    }
+
+    private func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest) throws(SharedStateError) -> WriteRequest {
+        let size = transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count
+        if size > limits.maxTransactionOperations {
+            throw SharedStateError(
+                .tooLarge,
+                "transaction has \(size) compares and operations; the limit is \(limits.maxTransactionOperations)"
+            )
+        }
+        var compares: [WriteRequest.Compare] = []
+        for compare in transaction.compares {
+            try KeyRules.validateKey(compare.key, limits: limits)
+            switch compare.target {
+            case .version(let version): compares.append(.init(key: compare.key, target: .version(version)))
+            case .value(let value): compares.append(.init(key: compare.key, target: .value(value)))
+            case nil:
+                throw SharedStateError(.invalidArgument, "compare on key \"\(compare.key)\" names neither a version nor a value")
+            }
+        }
+        func operations(_ list: [Sharedstate_V1_Operation]) throws(SharedStateError) -> [WriteRequest.WriteOperation] {
+            var result: [WriteRequest.WriteOperation] = []
+            for operation in list {
+                guard let kind = operation.kind else {
+                    throw SharedStateError(.invalidArgument, "transaction operation names neither put nor delete")
+                }
+                result.append(try writeOperation(kind))
+            }
+            return result
+        }
+        return .transaction(
+            compares: compares,
+            onSuccess: try operations(transaction.onSuccess),
+            onFailure: try operations(transaction.onFailure)
+        )
+    }
+
+    private func respond(_ id: UInt64, _ fill: (inout Sharedstate_V1_Response) -> Void) {
+        send(
+            .with {
+                $0.response = .with {
+                    $0.id = id
+                    fill(&$0)
+                }
+            }
+        )
+    }
+
+    private func send(_ frame: Sharedstate_V1_ServerFrame) {
+        writer.send(Frame.encode(frame, allocator: writer.allocator))
+    }
+}
+
+extension WriteRequest.WriteOperation {
+    /// The operation as a request of its own.
+    var request: WriteRequest {
+        switch self {
+        case .put(let key, let value, let ifVersion): .put(key: key, value: value, ifVersion: ifVersion)
+        case .delete(let key, let ifVersion): .delete(key: key, ifVersion: ifVersion)
+        }
+    }
+}

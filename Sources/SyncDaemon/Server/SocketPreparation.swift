@@ -1,0 +1,67 @@
+import Foundation
+import SharedStateWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Makes a socket path ready to bind: creates its directory, refuses a path another syncd is
+/// serving, and removes a stale socket file left by one that died.
+enum SocketPreparation {
+    /// - Throws: ``DaemonStartError`` naming the path when it is in use, is not a socket, or its
+    ///   directory cannot be created.
+    static func prepare(_ path: String) throws {
+        if path.utf8.count >= MemoryLayout.size(ofValue: sockaddr_un().sun_path) {
+            throw DaemonStartError("socket path \(path) is too long for a Unix socket (at most 107 bytes)")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
+            } catch {
+                throw DaemonStartError("cannot create socket directory \(directory): \(error.localizedDescription)")
+            }
+        }
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+            throw DaemonStartError("\(path) exists and is not a socket; remove it or choose another --socket")
+        }
+        if isAnswering(path) {
+            throw DaemonStartError("another syncd is already listening on \(path)")
+        }
+        if unlink(path) != 0 {
+            throw DaemonStartError("cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Whether something accepts connections on the socket at `path`.
+    static func isAnswering(_ path: String) -> Bool {
+        #if canImport(Glibc) || canImport(Musl)
+            let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8.prefix(buffer.count - 1))
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+}

@@ -1,0 +1,118 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import SharedStateWire
+import Synchronization
+
+/// Listens on the Unix socket and runs one ``ClientSession`` per connection, each as a child task.
+/// One failing connection never ends the server.
+final class SocketServer: Service {
+    /// Tunables of the server.
+    struct Configuration: Sendable {
+        var socketPath: String
+        var limits: Limits = .default
+    }
+
+    private let configuration: Configuration
+    private let engine: StateEngine
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let onListening: @Sendable () -> Void
+    private let connections = Mutex<[UInt64: any Channel]>([:])
+    private let nextSessionID = Atomic<UInt64>(1)
+    private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
+
+    /// Creates a server; `onListening` is called once the socket accepts connections.
+    init(
+        configuration: Configuration,
+        engine: StateEngine,
+        eventLoopGroup: any EventLoopGroup,
+        logger: Logger,
+        status: @escaping @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse,
+        onListening: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.engine = engine
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.statusReport = status
+        self.onListening = onListening
+    }
+
+    /// The number of connected clients.
+    var clientCount: Int { connections.withLock { $0.count } }
+
+    func run() async throws {
+        let maxFrameBytes = configuration.limits.maxRequestFrameBytes
+        let listener = try await ServerBootstrap(group: eventLoopGroup)
+            .bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: false) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes))
+                    )
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        onListening()
+
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await self.serve(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            // Stop accepting, then end every connection; writes already queued still commit.
+            listener.channel.close(promise: nil)
+            for channel in self.connections.withLock({ Array($0.values) }) {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        let sessionID = nextSessionID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let writer = ConnectionWriter(channel: connection.channel)
+        let session = ClientSession(
+            sessionID: sessionID,
+            writer: writer,
+            engine: engine,
+            limits: configuration.limits,
+            logger: logger,
+            status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() }
+        )
+        connections.withLock { $0[sessionID] = connection.channel }
+        defer {
+            session.end()
+            connections.withLock { $0[sessionID] = nil }
+            logger.debug("client left", metadata: ["session": "\(sessionID)", "name": "\(session.peer.clientName)"])
+        }
+        do {
+            try await connection.executeThenClose { inbound, _ in
+                do {
+                    for try await payload in inbound {
+                        if case .close(let error) = await session.receive(payload) {
+                            await close(writer, because: error, session: session)
+                            return
+                        }
+                    }
+                } catch let error as SharedStateError {
+                    await close(writer, because: error, session: session)
+                }
+            }
+        } catch {
+            logger.debug("connection failed", metadata: ["session": "\(sessionID)", "error": "\(error)"])
+        }
+    }
+
+    private func close(_ writer: ConnectionWriter, because error: SharedStateError, session: ClientSession) async {
+        logger.info(
+            "closing connection after a protocol error",
+            metadata: ["session": "\(session.peer.sessionID)", "name": "\(session.peer.clientName)", "error": "\(error)"]
+        )
+        await writer.sendLast(Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: writer.allocator))
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import SharedStateWire
+
+/// The one owner of syncd's SQLite database: opens and migrates it, loads the state at start-up,
+/// and commits each group of revisions in one transaction.
+final class Storage: Sendable {
+    /// What the database held when it was opened.
+    struct LoadedState: Sendable {
+        var entries: [String: Entry]
+        var revision: UInt64
+        var compactedRevision: UInt64
+    }
+
+    /// The database file.
+    let path: String
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    ///
+    /// - Throws: ``StorageError`` naming the file when it cannot be created, opened or migrated,
+    ///   or when it was written by a newer syncd.
+    init(path: String, durability: Durability) throws {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(
+                    atPath: directory,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
+            }
+        } catch {
+            throw StorageError(path: path, message: "cannot create directory \(directory): \(error.localizedDescription)")
+        }
+        var configuration = Configuration()
+        configuration.label = "syncd"
+        configuration.busyMode = .immediateError
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StorageError(path: path, message: "cannot open: \(Self.describe(error))")
+        }
+        do {
+            let migrator = StorageMigrations.migrator
+            let isSuperseded = try pool.read { try migrator.hasBeenSuperseded($0) }
+            if isSuperseded {
+                throw StorageError(path: path, message: "written by a newer syncd; its schema is unknown to this version")
+            }
+            try migrator.migrate(pool)
+            // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
+            // the durability setting afterwards, on the writer connection.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
+        }
+    }
+
+    /// Reads every entry and the revisions; called once at start-up.
+    func load() throws -> LoadedState {
+        try pool.read { db in
+            var entries: [String: Entry] = [:]
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT key, value, version, create_revision, mod_revision FROM entries"
+            )
+            while let row = try rows.next() {
+                let entry = Entry(
+                    key: row[0],
+                    value: row[1],
+                    version: UInt64(row[2] as Int64),
+                    createRevision: UInt64(row[3] as Int64),
+                    modRevision: UInt64(row[4] as Int64)
+                )
+                entries[entry.key] = entry
+            }
+            return LoadedState(
+                entries: entries,
+                revision: try Self.meta("revision", db),
+                compactedRevision: try Self.meta("compacted_revision", db)
+            )
+        }
+    }
+
+    /// Commits consecutive revisions in one transaction: appends each to the change log, updates
+    /// the entries they touch and the current revision. Nothing is written if it throws.
+    func commit(_ revisions: [CommittedRevision]) async throws {
+        guard let last = revisions.last else { return }
+        try await pool.write { db in
+            let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
+            let upsertEntry = try db.cachedStatement(
+                sql: """
+                    INSERT INTO entries (key, value, version, create_revision, mod_revision) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version,
+                        create_revision = excluded.create_revision, mod_revision = excluded.mod_revision
+                    """
+            )
+            let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
+            for revision in revisions {
+                try appendChange.execute(arguments: [Int64(revision.revision), revision.logRecord])
+                for change in revision.changes {
+                    switch change.type {
+                    case .put:
+                        let entry = change.entry
+                        try upsertEntry.execute(arguments: [
+                            entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
+                            Int64(entry.modRevision),
+                        ])
+                    case .delete:
+                        try deleteEntry.execute(arguments: [change.key])
+                    }
+                }
+            }
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE name = 'revision'", arguments: [Int64(last.revision)])
+        }
+    }
+
+    /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
+    func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT body FROM changes WHERE revision > ? AND revision <= ? ORDER BY revision",
+                arguments: [Int64(revision), Int64(lastRevision)]
+            )
+            var result: [CommittedRevision] = []
+            while let row = try rows.next() {
+                result.append(try CommittedRevision(logRecord: row[0]))
+            }
+            return result
+        }
+    }
+
+    /// The size of the database and its write-ahead log, in bytes.
+    var fileSize: UInt64 {
+        [path, path + "-wal"].reduce(0) { total, file in
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value
+            return total + (size ?? 0)
+        }
+    }
+
+    /// Closes the database; later calls fail.
+    func close() throws {
+        try pool.close()
+    }
+
+    private static func meta(_ name: String, _ db: Database) throws -> UInt64 {
+        let value = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) ?? 0
+        return UInt64(value)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return [error.message, error.resultCode.description].compactMap { $0 }.joined(separator: ": ")
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+import SharedState
+
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Remove a key."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The key to remove.")
+    var key: String
+
+    @Option(help: "Remove only if the key is at this version.")
+    var ifVersion: UInt64?
+
+    func run() async throws {
+        let client = try await options.connect()
+        let revision = try await CommandFailure.exitOnError { try await client.delete(key, ifVersion: ifVersion) }
+        if options.json {
+            print(JSONObject().number("revision", revision).rendered)
+        } else {
+            print("OK revision \(revision)")
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import SharedState
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Print a key's JSON value (with --json: the value with its version and revisions)."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The key, such as counter/value.")
+    var key: String
+
+    func run() async throws {
+        let client = try await options.connect()
+        let entry = try await CommandFailure.exitOnError { try await client.get(key) }
+        if options.json {
+            print(JSONObject.entry(entry).rendered)
+        } else {
+            print(String(decoding: entry.value, as: UTF8.self))
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import ArgumentParser
+import Foundation
+import SharedState
+
+/// The options every command takes, before or after the command's name.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        help:
+            "syncd's socket. Default: $SYNCD_SOCKET, $RUNTIME_DIRECTORY/syncd.sock, $XDG_RUNTIME_DIR/syncd/syncd.sock, or /tmp/syncd-$UID/syncd.sock."
+    )
+    var socket: String?
+
+    @Flag(help: "Print JSON: one object, or one object per line for watch.")
+    var json = false
+
+    /// Connects to syncd, or exits with code 4 and a message naming the socket.
+    func connect() async throws -> SharedStateClient {
+        try await CommandFailure.exitOnError {
+            try await SharedStateClient.connect(.init(socketPath: socket, clientName: "syncctl"))
+        }
+    }
+}

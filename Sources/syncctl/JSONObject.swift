@@ -1,0 +1,87 @@
+import Foundation
+import SharedState
+
+/// Builds one JSON object for syncctl's `--json` output, embedding stored values verbatim (they
+/// are already JSON) instead of re-encoding them.
+struct JSONObject {
+    private var fields: [String] = []
+
+    func string(_ name: String, _ value: String) -> JSONObject {
+        adding(name, Self.quoted(value))
+    }
+
+    func number(_ name: String, _ value: some BinaryInteger) -> JSONObject {
+        adding(name, String(value))
+    }
+
+    func number(_ name: String, _ value: Double) -> JSONObject {
+        adding(name, String(format: "%.3f", value))
+    }
+
+    /// A field whose value is already a JSON document; whitespace outside strings is dropped so
+    /// the object stays on one line.
+    func raw(_ name: String, _ json: Data) -> JSONObject {
+        adding(name, Self.compacted(json))
+    }
+
+    var rendered: String { "{" + fields.joined(separator: ",") + "}" }
+
+    /// The entry object of `get --json` and `list --json`.
+    static func entry(_ entry: Entry) -> JSONObject {
+        JSONObject()
+            .string("key", entry.key)
+            .raw("value", entry.value)
+            .number("version", entry.version)
+            .number("createRevision", entry.createRevision)
+            .number("modRevision", entry.modRevision)
+    }
+
+    private func adding(_ name: String, _ rendered: String) -> JSONObject {
+        var copy = self
+        copy.fields.append(Self.quoted(name) + ":" + rendered)
+        return copy
+    }
+
+    /// A valid JSON document without the whitespace between its tokens.
+    static func compacted(_ json: Data) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(json.count)
+        var isInString = false
+        var isEscaped = false
+        for byte in json {
+            if isInString {
+                if isEscaped {
+                    isEscaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    isEscaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    isInString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                isInString = true
+            } else if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                continue
+            }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                result += String(format: "\\u%04x", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
