@@ -64,7 +64,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "SharedStateWireTests", dependencies: ["SharedStateWire"]),
+        .testTarget(
+            name: "SharedStateWireTests",
+            dependencies: [
+                "SharedStateWire",
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "SharedStateTests", dependencies: ["SharedState", "SyncDaemon"]),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SharedState"]),

@@ -69,7 +69,7 @@ public struct JSONValidator {
     private var current: UInt8? { position < bytes.count ? bytes[position] : nil }
 
     private func failure(_ reason: String) -> Failure {
-        if position >= bytes.count { return Failure(reason: "unexpected end of document", offset: position) }
+        if position >= bytes.count { return Failure(reason: "unexpected end of document (\(reason))", offset: position) }
         return Failure(reason: reason, offset: position)
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The rules for keys and watch prefixes, shared by syncd and the client.
 ///
 /// A key is 1–512 bytes of UTF-8 made of `/`-separated, non-empty segments of printable characters:
@@ -24,6 +26,7 @@ public enum KeyRules {
         if hasEmptySegment(key) {
             throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): segments between '/' cannot be empty")
         }
+        try requireNormalizationFormC(key, what: "key")
     }
 
     /// Checks that `prefix` is a valid prefix: empty, or a key, or a key followed by `/`.
@@ -38,6 +41,7 @@ public enum KeyRules {
         if hasEmptySegment(prefix) {
             throw SharedStateError(.invalidArgument, "invalid prefix \(quoted(prefix)): segments between '/' cannot be empty")
         }
+        try requireNormalizationFormC(prefix, what: "prefix")
     }
 
     /// Whether `key` is selected by `prefix`.
@@ -60,6 +64,19 @@ public enum KeyRules {
             throw SharedStateError(
                 .invalidArgument,
                 "invalid \(what) \(quoted(text)): it contains the control character U+\(hex(scalar.value))"
+            )
+        }
+    }
+
+    /// Keys are compared byte for byte (SQLite, prefixes, ordering) but Swift strings compare by
+    /// canonical equivalence: two spellings of "é" would be one key in memory and two on disk. Only
+    /// the composed form (NFC) is accepted, so equal-looking keys are equal bytes.
+    private static func requireNormalizationFormC(_ text: String, what: String) throws(SharedStateError) {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return }
+        if !text.utf8.elementsEqual(text.precomposedStringWithCanonicalMapping.utf8) {
+            throw SharedStateError(
+                .invalidArgument,
+                "invalid \(what) \(quoted(text)): it must be in Unicode normalization form C (composed characters)"
             )
         }
     }

@@ -30,8 +30,8 @@ public final class Daemon: Sendable {
         self.logger = logger
     }
 
-    /// Starts syncd and serves until a graceful shutdown (SIGTERM, SIGINT, or the task's
-    /// cancellation).
+    /// Starts syncd and serves until SIGTERM or SIGINT (a graceful shutdown) or until the task is
+    /// cancelled (which ends with `CancellationError` after committing what was queued).
     ///
     /// - Parameter onReady: Called once, when the socket accepts connections.
     /// - Throws: ``DaemonStartError`` or ``StorageError`` when syncd cannot start; the message
@@ -40,6 +40,8 @@ public final class Daemon: Sendable {
         let databasePath = configuration.databasePath
         try Self.createDirectory(of: databasePath)
         let lock = try InstanceLock(databasePath: databasePath)
+        // Released last, after the database is closed and the socket removed.
+        defer { withExtendedLifetime(lock) {} }
         let storage = try Storage(path: databasePath, durability: configuration.durability)
         defer { try? storage.close() }
         let engine = try StateEngine(storage: storage, logger: logger)
@@ -89,12 +91,7 @@ public final class Daemon: Sendable {
                 logger: logger
             )
         )
-        try await withTaskCancellationHandler {
-            try await group.run()
-        } onCancel: {
-            Task { await group.triggerGracefulShutdown() }
-        }
-        withExtendedLifetime(lock) {}
+        try await group.run()
         logger.notice("syncd stopped", metadata: ["revision": "\(engine.revision)"])
     }
 

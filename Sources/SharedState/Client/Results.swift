@@ -4,6 +4,12 @@ public struct PutResult: Sendable, Hashable {
     public var revision: UInt64
     /// The key's version after the write.
     public var version: UInt64
+
+    /// Creates a result.
+    public init(revision: UInt64, version: UInt64) {
+        self.revision = revision
+        self.version = version
+    }
 }
 
 /// A page of entries under a prefix.
@@ -22,6 +28,12 @@ public struct TransactionResult: Sendable, Hashable {
     public var succeeded: Bool
     /// The revision of the applied branch; the current revision if it wrote nothing.
     public var revision: UInt64
+
+    /// Creates a result.
+    public init(succeeded: Bool, revision: UInt64) {
+        self.succeeded = succeeded
+        self.revision = revision
+    }
 }
 
 /// A summary of a running syncd.

@@ -88,6 +88,12 @@ public final class SharedStateClient: Sendable {
             let welcome = try await router.awaitWelcome {
                 channel.writeAndFlush(Frame.encode(hello, allocator: channel.allocator), promise: nil)
             }
+            guard welcome.protocolVersion == WireProtocol.version else {
+                throw SharedStateError(
+                    .protocolViolation,
+                    "syncd at \(path) speaks protocol version \(welcome.protocolVersion); this client speaks \(WireProtocol.version)"
+                )
+            }
             return SharedStateClient(channel: channel, router: router, configuration: configuration, welcome: welcome)
         } catch {
             channel.close(promise: nil)
@@ -166,6 +172,9 @@ public final class SharedStateClient: Sendable {
     /// - Parameter limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
     public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
+        if let limit, limit < 1 {
+            throw SharedStateError(.invalidArgument, "list limit must be at least 1, not \(limit)")
+        }
         let result = try await call(
             .list(
                 .with {

@@ -42,7 +42,7 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
   /// The key does not exist.
   case notFound // = 1
 
-  /// A compare failed (`if_version`, or a transaction compare with no failure branch).
+  /// An `if_version` did not match (on a put, a delete, or an operation inside a transaction).
   case conflict // = 2
 
   /// The requested revision is older than the oldest change the daemon still keeps.

@@ -141,7 +141,9 @@ final class StateEngine: Sendable {
                     metadata: ["database": "\(storage.path)", "error": "\(error)", "requests": "\(batch.count)"]
                 )
                 let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
-                for pending in batch { pending.completion(.failure(failure)) }
+                for (pending, result) in zip(batch, results) {
+                    pending.completion(result.flatMap { _ in .failure(failure) })
+                }
                 return
             }
             published.withLock { state in
@@ -211,8 +213,15 @@ final class StateEngine: Sendable {
                         "revision \(revision) is compacted; the change log starts after revision \(state.compactedRevision)"
                     )
                 }
-                if revision >= state.revision {
-                    watch.startsAfter = revision
+                if revision > state.revision {
+                    // Revisions are never reused, so a client ahead of syncd saw commits this
+                    // database does not have (a restore, or a power loss at durability normal).
+                    throw SharedStateError(
+                        .invalidArgument,
+                        "revision \(revision) is ahead of syncd's current revision \(state.revision)"
+                    )
+                }
+                if revision == state.revision {
                     state.watches.add(watch)
                     subscriber.send([Self.watchResponse(id: id, revision: revision, allocator: allocator)])
                     return nil

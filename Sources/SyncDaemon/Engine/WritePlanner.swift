@@ -41,12 +41,15 @@ enum WritePlanner {
             return Plan(outcome: .delete(revision: revision), changes: [.delete(key, revision: revision)])
 
         case .transaction(let compares, let onSuccess, let onFailure):
+            // Both branches are checked, so a malformed transaction fails whatever the state.
+            for branch in [onSuccess, onFailure] {
+                var seen = Set<String>()
+                for operation in branch where !seen.insert(operation.key).inserted {
+                    throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once in one branch")
+                }
+            }
             let succeeded = compares.allSatisfy { holds($0, current: entry($0.key)) }
             let operations = succeeded ? onSuccess : onFailure
-            var seen = Set<String>()
-            for operation in operations where !seen.insert(operation.key).inserted {
-                throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once")
-            }
             var changes: [Change] = []
             for operation in operations {
                 switch operation {

@@ -19,7 +19,9 @@ final class SocketServer: Service {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let onListening: @Sendable () -> Void
-    private let connections = Mutex<[UInt64: any Channel]>([:])
+    /// Open connections by session id, and whether shutdown has begun (a connection accepted
+    /// after that is closed at once).
+    private let connections = Mutex<(open: [UInt64: any Channel], isShuttingDown: Bool)>(([:], false))
     private let nextSessionID = Atomic<UInt64>(1)
     private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
 
@@ -41,7 +43,7 @@ final class SocketServer: Service {
     }
 
     /// The number of connected clients.
-    var clientCount: Int { connections.withLock { $0.count } }
+    var clientCount: Int { connections.withLock { $0.open.count } }
 
     func run() async throws {
         let maxFrameBytes = configuration.limits.maxRequestFrameBytes
@@ -67,7 +69,11 @@ final class SocketServer: Service {
         } onGracefulShutdown: {
             // Stop accepting, then end every connection; writes already queued still commit.
             listener.channel.close(promise: nil)
-            for channel in self.connections.withLock({ Array($0.values) }) {
+            let open = self.connections.withLock { connections in
+                connections.isShuttingDown = true
+                return Array(connections.open.values)
+            }
+            for channel in open {
                 channel.close(promise: nil)
             }
         }
@@ -84,10 +90,14 @@ final class SocketServer: Service {
             logger: logger,
             status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() }
         )
-        connections.withLock { $0[sessionID] = connection.channel }
+        let isShuttingDown = connections.withLock { connections in
+            connections.open[sessionID] = connection.channel
+            return connections.isShuttingDown
+        }
+        if isShuttingDown { connection.channel.close(promise: nil) }
         defer {
             session.end()
-            connections.withLock { $0[sessionID] = nil }
+            connections.withLock { _ = $0.open.removeValue(forKey: sessionID) }
             logger.debug("client left", metadata: ["session": "\(sessionID)", "name": "\(session.peer.clientName)"])
         }
         do {

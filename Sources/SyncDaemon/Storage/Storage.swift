@@ -144,6 +144,13 @@ final class Storage: Sendable {
         }
     }
 
+    /// The value of a PRAGMA on the connection that commits, for checks and diagnostics.
+    func writerPragma(_ name: String) throws -> String? {
+        try pool.writeWithoutTransaction { db in
+            try String.fetchOne(db, sql: "PRAGMA \(name)")
+        }
+    }
+
     /// Closes the database; later calls fail.
     func close() throws {
         try pool.close()

@@ -1,0 +1,132 @@
+import Foundation
+import SharedState
+import SharedStateWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A bare Unix socket for sending bytes no well-behaved client would.
+final class RawConnection {
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("cannot connect to \(path)") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    func sendFrame(_ payload: [UInt8]) {
+        let length = UInt32(payload.count).bigEndian
+        send(withUnsafeBytes(of: length) { Array($0) } + payload)
+    }
+
+    /// Everything the daemon sends until it closes the connection (or 10 s pass).
+    func readUntilClosed() -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { return received }
+            received += buffer[0..<count]
+        }
+    }
+
+    /// The `fatal` error in what the daemon sent, if any.
+    static func fatalError(in bytes: [UInt8]) throws -> Sharedstate_V1_Error? {
+        var offset = 0
+        while offset + 4 <= bytes.count {
+            let length = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let frame = try Sharedstate_V1_ServerFrame(serializedBytes: Array(bytes[offset + 4..<offset + 4 + length]))
+            if case .fatal(let error) = frame.kind { return error }
+            offset += 4 + length
+        }
+        return nil
+    }
+
+    deinit { close(descriptor) }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct HostileClientTests {
+    private static let hello: [UInt8] = try! Sharedstate_V1_ClientFrame.with {
+        $0.hello = .with {
+            $0.protocolVersion = 1
+            $0.clientName = "hostile"
+        }
+    }.serializedBytes()
+
+    @Test(arguments: [
+        ("garbage instead of a frame payload", [UInt8](repeating: 0xFF, count: 12), true, Sharedstate_V1_ErrorCode.protocol),
+        (
+            "a request before Hello", try! Sharedstate_V1_ClientFrame.with { $0.request = .with { $0.id = 1 } }.serializedBytes(), true,
+            .protocol
+        ),
+        (
+            "an unsupported protocol version", try! Sharedstate_V1_ClientFrame.with { $0.hello.protocolVersion = 99 }.serializedBytes(),
+            true, .protocol
+        ),
+    ])
+    func badFramesEndOnlyThatConnection(_ what: String, _ payload: [UInt8], _ framed: Bool, _ code: Sharedstate_V1_ErrorCode) async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let bystander = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "bystander"))
+        try await bystander.put("before", json: "1")
+
+        let hostile = try RawConnection(path: scratch.socket)
+        hostile.sendFrame(payload)
+        let fatal = try RawConnection.fatalError(in: hostile.readUntilClosed())
+        #expect(fatal?.code == code, "\(what)")
+
+        try await bystander.put("after", json: "2")
+        #expect(try await bystander.list().entries.map(\.key) == ["after", "before"])
+        try await daemon.stop()
+    }
+
+    @Test func anOversizedFrameIsRefusedBeforeItIsRead() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let hostile = try RawConnection(path: scratch.socket)
+        hostile.sendFrame(Self.hello)
+        hostile.send([0xFF, 0xFF, 0xFF, 0xF0])
+        let fatal = try RawConnection.fatalError(in: hostile.readUntilClosed())
+        #expect(fatal?.code == .tooLarge)
+        #expect(fatal?.message.contains("over the limit") == true)
+        #expect(try await syncctl(["put", "alive", "true"], scratch: scratch).status == 0)
+        try await daemon.stop()
+    }
+
+    @Test func invalidValuesAreRefusedByTheDaemonItself() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let hostile = try RawConnection(path: scratch.socket)
+        hostile.sendFrame(Self.hello)
+        let put =
+            try Sharedstate_V1_ClientFrame.with {
+                $0.request = .with {
+                    $0.id = 5
+                    $0.put = .with {
+                        $0.key = "a"
+                        $0.value = Data("{\"unterminated".utf8)
+                    }
+                }
+            }.serializedBytes() as [UInt8]
+        hostile.sendFrame(put)
+        try await Task.sleep(for: .milliseconds(200))
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        #expect(status.stdout.contains(#""revision":0,"#))
+        #expect(try await syncctl(["get", "a"], scratch: scratch).status == 2)
+        try await daemon.stop()
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@Suite(.timeLimit(.minutes(2))) struct SyncctlTests {
+    @Test func commandsPrintTheDocumentedShapes() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+
+        let put = try await syncctl(["--json", "put", "counter/value", "41"], scratch: scratch)
+        #expect(put.status == 0)
+        #expect(put.stdout == #"{"revision":1,"version":1}"# + "\n")
+
+        let piped = try await syncctl(["put", "doc/a", "-", "--json"], scratch: scratch, stdin: "{\"a\": [1, 2]}\n")
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout == #"{"revision":2,"version":1}"# + "\n")
+
+        let plain = try await syncctl(["get", "doc/a"], scratch: scratch)
+        #expect(plain.stdout == "{\"a\": [1, 2]}\n")
+
+        let entry = try await syncctl(["--json", "get", "counter/value"], scratch: scratch)
+        #expect(entry.stdout == #"{"key":"counter/value","value":41,"version":1,"createRevision":1,"modRevision":1}"# + "\n")
+
+        let list = try await syncctl(["--json", "list"], scratch: scratch)
+        #expect(
+            list.stdout
+                == #"[{"key":"counter/value","value":41,"version":1,"createRevision":1,"modRevision":1},{"key":"doc/a","value":{"a":[1,2]},"version":1,"createRevision":2,"modRevision":2}]"#
+                + "\n"
+        )
+        let limited = try await syncctl(["--json", "list", "doc/", "--limit", "1"], scratch: scratch)
+        #expect(limited.stdout.hasPrefix(#"[{"key":"doc/a""#))
+
+        let delete = try await syncctl(["--json", "delete", "doc/a"], scratch: scratch)
+        #expect(delete.stdout == #"{"revision":3}"# + "\n")
+
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(object?["revision"] as? Int == 3)
+        #expect(object?["keys"] as? Int == 1)
+        #expect(object?["clients"] as? Int == 1)
+        #expect(object?["watches"] as? Int == 0)
+        #expect(object?["compactedRevision"] as? Int == 0)
+
+        try await daemon.stop()
+    }
+
+    @Test func exitCodesTellScriptsWhatHappened() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "a", "1"], scratch: scratch)
+
+        let cases: [(arguments: [String], status: Int32, message: String)] = [
+            (["get", "missing"], 2, #"key "missing" not found"#),
+            (["delete", "missing"], 2, "not found"),
+            (["put", "a", "2", "--if-version", "5"], 3, "expected to be at version 5, but it is at version 1"),
+            (["delete", "a", "--if-version", "9"], 3, "at version 1"),
+            (["put", "a", "{not json"], 1, "invalid JSON value"),
+            (["put", "a", ""], 1, "invalid JSON value"),
+            (["put", "/bad", "1"], 1, "cannot start with '/'"),
+            (["put", "a//b", "1"], 1, "cannot be empty"),
+            (["get"], 1, "Missing expected argument"),
+            (["frobnicate"], 1, "Unexpected argument"),
+            (["list", "--limit", "0"], 1, "--limit must be at least 1"),
+        ]
+        for (arguments, status, message) in cases {
+            let result = try await syncctl(arguments, scratch: scratch)
+            #expect(result.status == status, "syncctl \(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "syncctl \(arguments): \(result.stderr)")
+        }
+        // None of the failures wrote anything.
+        let value = try await syncctl(["--json", "get", "a"], scratch: scratch)
+        #expect(value.stdout.contains(#""version":1,"#))
+        try await daemon.stop()
+    }
+
+    @Test func unreachableDaemonExitsFourAndSaysHowToStartIt() async throws {
+        let scratch = try Scratch()
+        let result = try await syncctl(["get", "a"], scratch: scratch)
+        #expect(result.status == 4)
+        #expect(result.stderr.contains(scratch.socket))
+        #expect(result.stderr.contains("Start it with `syncd`"))
+    }
+
+    @Test func globalOptionsWorkAfterTheCommandToo() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let child = try ChildProcess(
+            try Binaries.path("syncctl"),
+            ["put", "k", "true", "--socket", scratch.socket, "--json"],
+            scratch: scratch,
+            name: "syncctl"
+        )
+        #expect(try await child.waitForExit() == 0)
+        #expect(child.stdout == #"{"revision":1,"version":1}"# + "\n")
+        try await daemon.stop()
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The directory holding the built `syncd` and `syncctl`: the one this test binary was built into.
+enum Binaries {
+    static let directory: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // On Linux the test binary is `<build>/debug/SharedStatePackageTests.xctest`.
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("syncd").path), directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory.path
+    }()
+
+    static func path(_ name: String) throws -> String {
+        let path = directory + "/" + name
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw TestFailure("\(name) is not built next to the tests (looked in \(directory)); run `swift build` first")
+        }
+        return path
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A scratch directory for one test's socket, database and process output; removed afterwards.
+final class Scratch {
+    let path: String
+
+    init() throws {
+        path = "/tmp/ssi-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    var socket: String { path + "/syncd.sock" }
+    var database: String { path + "/db/state.sqlite" }
+    func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A child process whose output goes to files; killed if still running when released.
+final class ChildProcess {
+    let process = Process()
+    let stdoutPath: String
+    let stderrPath: String
+    let name: String
+
+    init(_ executable: String, _ arguments: [String], scratch: Scratch, name: String, stdin: String? = nil) throws {
+        self.name = name
+        stdoutPath = scratch.file("\(name)-\(UUID().uuidString.prefix(4)).out")
+        stderrPath = stdoutPath + ".err"
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["SYNCD_SOCKET"] = nil
+        environment["SYNCD_DATABASE"] = nil
+        process.environment = environment
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
+        if let stdin {
+            let pipe = Pipe()
+            process.standardInput = pipe
+            try process.run()
+            pipe.fileHandleForWriting.write(Data(stdin.utf8))
+            try pipe.fileHandleForWriting.close()
+        } else {
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+    }
+
+    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { process.isRunning }
+
+    /// Waits for the process to exit and returns its status; kills it and throws after `timeout`.
+    @discardableResult
+    func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline {
+                process.interrupt()
+                kill(process.processIdentifier, SIGKILL)
+                throw TestFailure("\(name) did not exit within \(timeout); stderr: \(stderr)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return process.terminationStatus
+    }
+
+    func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A syncd started for one test on the scratch directory's socket and database.
+final class DaemonProcess {
+    let child: ChildProcess
+    let scratch: Scratch
+
+    init(_ scratch: Scratch, extraArguments: [String] = []) async throws {
+        self.scratch = scratch
+        child = try ChildProcess(
+            try Binaries.path("syncd"),
+            ["--socket", scratch.socket, "--database", scratch.database] + extraArguments,
+            scratch: scratch,
+            name: "syncd"
+        )
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !child.stderr.contains("syncd ready") {
+            if !child.isRunning { throw TestFailure("syncd exited: \(child.stderr)") }
+            if ContinuousClock.now > deadline { throw TestFailure("syncd was not ready within 20 s: \(child.stderr)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    func stop() async throws {
+        child.signal(SIGTERM)
+        let status = try await child.waitForExit()
+        #expect(status == 0, "syncd exited with \(status): \(child.stderr)")
+    }
+}
+
+/// The result of one syncctl run.
+struct SyncctlResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs syncctl against the scratch socket and waits for it.
+func syncctl(_ arguments: [String], scratch: Scratch, stdin: String? = nil) async throws -> SyncctlResult {
+    let child = try ChildProcess(
+        try Binaries.path("syncctl"),
+        ["--socket", scratch.socket] + arguments,
+        scratch: scratch,
+        name: "syncctl",
+        stdin: stdin
+    )
+    let status = try await child.waitForExit()
+    return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
+}
+
+/// Starts `syncctl watch` in the background.
+func startWatch(_ arguments: [String], scratch: Scratch) throws -> ChildProcess {
+    try ChildProcess(
+        try Binaries.path("syncctl"), ["--socket", scratch.socket, "--json", "watch"] + arguments, scratch: scratch, name: "watch")
+}
+
+/// Waits until `condition` holds, polling; throws after `timeout`.
+func eventually(timeout: Duration = .seconds(20), _ what: String, _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// One line of `syncctl --json watch`.
+struct WatchLine: Decodable, Equatable {
+    var revision: UInt64
+    var type: String
+    var key: String
+    var version: UInt64
+}
+
+func watchLines(_ output: String) throws -> [WatchLine] {
+    try output.split(separator: "\n").map { try JSONDecoder().decode(WatchLine.self, from: Data($0.utf8)) }
+}

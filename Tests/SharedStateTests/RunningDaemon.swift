@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import SharedState
+import SyncDaemon
+
+/// Runs syncd in this process, on a fresh socket and database, for the duration of `body`.
+func withDaemon(_ body: (_ socketPath: String) async throws -> Void) async throws {
+    let directory = "/tmp/ss-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let configuration = DaemonConfiguration(socketPath: directory + "/syncd.sock", databasePath: directory + "/state.sqlite")
+    var logger = Logger(label: "syncd-test")
+    logger.logLevel = .warning
+    let daemon = Daemon(configuration: configuration, logger: logger)
+
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        let (ready, readiness) = AsyncStream.makeStream(of: Void.self)
+        group.addTask {
+            do {
+                try await daemon.run(onReady: { _ in readiness.yield() })
+            } catch is CancellationError {
+                // How the test ends it.
+            }
+        }
+        for await _ in ready { break }
+        do {
+            try await body(configuration.socketPath)
+        } catch {
+            group.cancelAll()
+            throw error
+        }
+        group.cancelAll()
+        try await group.waitForAll()
+    }
+}
+
+func connect(_ socketPath: String, name: String = "test") async throws -> SharedStateClient {
+    try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: name))
+}
+
+/// Collects the first `count` batches of a watch, failing after `timeout`.
+func firstBatches(
+    _ count: Int,
+    of stream: AsyncThrowingStream<WatchBatch, Error>,
+    timeout: Duration = .seconds(10)
+) async throws -> [WatchBatch] {
+    try await withThrowingTaskGroup(of: [WatchBatch].self) { group in
+        group.addTask {
+            var batches: [WatchBatch] = []
+            for try await batch in stream {
+                batches.append(batch)
+                if batches.count == count { break }
+            }
+            return batches
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw SharedStateError(.unavailable, "timed out waiting for \(count) watch batches")
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import SharedState
+import Testing
+
+private struct Thermostat: Codable, Equatable, Sendable {
+    var target: Double
+    var isHeating: Bool
+}
+
+extension SharedKey where Value == Int {
+    fileprivate static let counter = SharedKey("counter/value", default: 0)
+}
+
+@Suite(.timeLimit(.minutes(1))) struct SharedKeyTests {
+    @Test func typedValuesRoundTripAndMissingKeysReadAsTheDefault() async throws {
+        try await withDaemon { socket in
+            let client = try await connect(socket)
+            let key = SharedKey("home/thermostat", default: Thermostat(target: 20, isHeating: false))
+            #expect(try await client.get(key) == Thermostat(target: 20, isHeating: false))
+            try await client.set(key, to: Thermostat(target: 21.5, isHeating: true))
+            #expect(try await client.get(key) == Thermostat(target: 21.5, isHeating: true))
+            #expect(String(decoding: try await client.get("home/thermostat").value, as: UTF8.self) == #"{"isHeating":true,"target":21.5}"#)
+        }
+    }
+
+    @Test func concurrentUpdatesFromTwoClientsLoseNothing() async throws {
+        try await withDaemon { socket in
+            let first = try await connect(socket)
+            let second = try await connect(socket)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in [first, second] {
+                    group.addTask {
+                        for _ in 0..<25 { try await client.update(.counter) { $0 += 1 } }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await first.get(.counter) == 50)
+        }
+    }
+
+    @Test func valuesStartWithTheCurrentValueThenFollowChanges() async throws {
+        try await withDaemon { socket in
+            let client = try await connect(socket)
+            let writer = try await connect(socket)
+            try await writer.set(.counter, to: 5)
+            var iterator = client.values(of: .counter).makeAsyncIterator()
+            #expect(await iterator.next() == 5)
+            try await writer.set(.counter, to: 6)
+            #expect(await iterator.next() == 6)
+            // A key that only shares the prefix is not this key.
+            try await writer.put("counter/value2", json: "99")
+            try await writer.put("counter/value", json: #""not a number""#)
+            try await writer.delete("counter/value")
+            #expect(await iterator.next() == 0)
+        }
+    }
+
+    @Test func undecodableValuesAreReportedNotCrashed() async throws {
+        try await withDaemon { socket in
+            let client = try await connect(socket)
+            try await client.put("counter/value", json: #"{"count":1}"#)
+            do {
+                _ = try await client.get(.counter)
+                Issue.record("decoding should fail")
+            } catch let error as SharedStateError {
+                #expect(error.code == .invalidArgument)
+                #expect(error.message.contains("counter/value"))
+            }
+        }
+    }
+}

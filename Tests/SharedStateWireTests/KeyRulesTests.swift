@@ -1,0 +1,69 @@
+import SharedStateWire
+import Testing
+
+@Suite struct KeyRulesTests {
+    @Test(arguments: ["a", "counter/value", "session/user", "a/b/c/d", "héllo/wörld", "with space", "x-1_2.3:4"])
+    func acceptsValidKeys(_ key: String) throws {
+        try KeyRules.validateKey(key)
+    }
+
+    @Test(arguments: [
+        ("", "cannot be empty"),
+        ("/a", "cannot start with '/'"),
+        ("a/", "cannot end with '/'"),
+        ("a//b", "cannot be empty"),
+        ("a\nb", "control character U+000A"),
+        ("tab\there", "control character U+0009"),
+        ("del\u{7F}", "control character U+007F"),
+    ])
+    func refusesMalformedKeys(_ key: String, _ expectedReason: String) {
+        #expect {
+            try KeyRules.validateKey(key)
+        } throws: { error in
+            let error = error as! SharedStateError
+            return error.code == .invalidArgument && error.message.contains(expectedReason)
+        }
+    }
+
+    @Test func refusesKeysLongerThan512Bytes() throws {
+        try KeyRules.validateKey(String(repeating: "k", count: 512))
+        #expect {
+            try KeyRules.validateKey(String(repeating: "k", count: 513))
+        } throws: { error in
+            (error as! SharedStateError).code == .tooLarge
+        }
+        // Bytes, not characters: 171 three-byte characters are 513 bytes.
+        #expect(throws: SharedStateError.self) { try KeyRules.validateKey(String(repeating: "€", count: 171)) }
+    }
+
+    @Test func keysMustBeComposedSoEqualLookingKeysAreEqualBytes() throws {
+        try KeyRules.validateKey("caf\u{E9}")
+        #expect {
+            try KeyRules.validateKey("cafe\u{301}")
+        } throws: { error in
+            (error as! SharedStateError).message.contains("normalization form C")
+        }
+    }
+
+    @Test(arguments: ["", "session", "session/", "a/b/"])
+    func acceptsValidPrefixes(_ prefix: String) throws {
+        try KeyRules.validatePrefix(prefix)
+    }
+
+    @Test(arguments: ["/", "/a", "a//", "a\u{0}"])
+    func refusesMalformedPrefixes(_ prefix: String) {
+        #expect(throws: SharedStateError.self) { try KeyRules.validatePrefix(prefix) }
+    }
+
+    @Test(arguments: [
+        ("session/user", "session/", true),
+        ("session/user", "session", true),
+        ("sessions/x", "session", true),
+        ("sessions/x", "session/", false),
+        ("anything", "", true),
+        ("a", "ab", false),
+    ])
+    func prefixesMatchLeadingBytes(_ key: String, _ prefix: String, _ matches: Bool) {
+        #expect(KeyRules.key(key, hasPrefix: prefix) == matches)
+    }
+}

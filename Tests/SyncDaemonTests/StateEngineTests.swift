@@ -1,0 +1,248 @@
+import Foundation
+import Logging
+import NIOCore
+import SharedStateWire
+import Synchronization
+import Testing
+
+@testable import SyncDaemon
+
+/// A watch subscriber that keeps every frame it is sent, decoded.
+final class CollectingSubscriber: WatchSubscriber {
+    private let frames = Mutex<[Sharedstate_V1_ServerFrame]>([])
+
+    func send(_ buffers: [ByteBuffer]) {
+        var decoder = FrameDecoder(maxFrameBytes: .max)
+        let decoded = buffers.map { buffer in
+            var buffer = buffer
+            let payload = try! decoder.decode(buffer: &buffer)!
+            return try! Frame.decode(Sharedstate_V1_ServerFrame.self, from: payload)
+        }
+        frames.withLock { $0.append(contentsOf: decoded) }
+    }
+
+    var received: [Sharedstate_V1_ServerFrame] { frames.withLock { $0 } }
+    var events: [Sharedstate_V1_WatchEvent] { received.compactMap { if case .event(let event) = $0.kind { event } else { nil } } }
+}
+
+/// Runs an engine over a fresh database for the duration of `body`.
+func withEngine(
+    path: String? = nil,
+    _ body: (StateEngine) async throws -> Void
+) async throws {
+    let directory = try TemporaryDirectory()
+    let storage = try Storage(path: path ?? directory.file("state.sqlite"), durability: .normal)
+    let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await engine.runWriter() }
+        do {
+            try await body(engine)
+        } catch {
+            engine.shutDown()
+            throw error
+        }
+        engine.shutDown()
+        try await group.waitForAll()
+    }
+    try storage.close()
+}
+
+extension StateEngine {
+    func write(_ request: WriteRequest) async -> Result<WriteOutcome, SharedStateError> {
+        await withCheckedContinuation { continuation in
+            submit(request) { continuation.resume(returning: $0) }
+        }
+    }
+
+    func put(_ key: String, _ json: String, ifVersion: UInt64? = nil) async -> Result<WriteOutcome, SharedStateError> {
+        await write(.put(key: key, value: Data(json.utf8), ifVersion: ifVersion))
+    }
+}
+
+extension Result where Failure == SharedStateError {
+    var errorCode: SharedStateError.Code? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}
+
+@Suite struct StateEngineTests {
+    @Test func everyChangingWriteGetsTheNextRevision() async throws {
+        try await withEngine { engine in
+            #expect(await engine.put("a", "1") == .success(.put(revision: 1, version: 1)))
+            #expect(await engine.put("a", "2") == .success(.put(revision: 2, version: 2)))
+            #expect(await engine.put("a", "3", ifVersion: 1).errorCode == .conflict)
+            #expect(await engine.write(.delete(key: "missing", ifVersion: nil)).errorCode == .notFound)
+            #expect(await engine.put("b", "1", ifVersion: 0) == .success(.put(revision: 3, version: 1)))
+            #expect(await engine.write(.delete(key: "a", ifVersion: 2)) == .success(.delete(revision: 4)))
+            #expect(engine.revision == 4)
+            #expect(engine.entry("a").entry == nil)
+            #expect(engine.entry("b").entry?.createRevision == 3)
+        }
+    }
+
+    @Test func concurrentWritesGetDistinctConsecutiveRevisions() async throws {
+        try await withEngine { engine in
+            let outcomes = await withTaskGroup(of: Result<WriteOutcome, SharedStateError>.self) { group in
+                for index in 0..<500 {
+                    group.addTask { await engine.put("key/\(index % 50)", "\(index)") }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let revisions = outcomes.compactMap { outcome -> UInt64? in
+                if case .success(.put(let revision, _)) = outcome { return revision }
+                return nil
+            }
+            #expect(revisions.sorted() == Array(1...500))
+            #expect(engine.statistics.keys == 50)
+        }
+    }
+
+    @Test func compareAndSetLetsExactlyOneOfManyRacersWin() async throws {
+        try await withEngine { engine in
+            _ = await engine.put("lock", "null")
+            let winners = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask { (try? await engine.put("lock", "\(index)", ifVersion: 1).get()) != nil }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(winners == 1)
+            #expect(engine.entry("lock").entry?.version == 2)
+        }
+    }
+
+    @Test func snapshotThenChangesIsGaplessUnderConcurrentWrites() async throws {
+        try await withEngine { engine in
+            let subscriber = CollectingSubscriber()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for index in 0..<300 { _ = await engine.put("k/\(index % 7)", "\(index)") }
+                }
+                try await Task.sleep(for: .milliseconds(5))
+                try await engine.startWatch(id: 1, prefixes: ["k/"], start: .snapshot, subscriber: subscriber)
+                try await group.waitForAll()
+            }
+            let events = subscriber.events
+            let snapshot = try #require(events.first)
+            #expect(snapshot.kind == .snapshot)
+            let changes = events.dropFirst()
+            #expect(changes.map(\.revision) == Array((snapshot.revision + 1)...300))
+            // Snapshot plus changes rebuilds exactly the final state.
+            var state: [String: Data] = [:]
+            for change in snapshot.changes { state[change.entry.key] = change.entry.value }
+            for event in changes {
+                for change in event.changes { state[change.entry.key] = change.entry.value }
+            }
+            let final = engine.list(prefix: "k/", limit: nil).entries
+            #expect(state == Dictionary(uniqueKeysWithValues: final.map { ($0.key, $0.value) }))
+        }
+    }
+
+    @Test func watchSelectsByPrefixAndKeepsARevisionsChangesTogether() async throws {
+        try await withEngine { engine in
+            let subscriber = CollectingSubscriber()
+            try await engine.startWatch(id: 9, prefixes: ["door/"], start: .now, subscriber: subscriber)
+            _ = await engine.put("window/a", "1")
+            _ = await engine.write(
+                .transaction(
+                    compares: [],
+                    onSuccess: [
+                        .put(key: "door/a", value: Data("1".utf8), ifVersion: nil),
+                        .put(key: "door/b", value: Data("2".utf8), ifVersion: nil),
+                        .put(key: "window/b", value: Data("3".utf8), ifVersion: nil),
+                    ],
+                    onFailure: []
+                )
+            )
+            let events = subscriber.events
+            #expect(events.count == 1)
+            #expect(events.first?.watchID == 9)
+            #expect(events.first?.revision == 2)
+            #expect(events.first?.changes.map(\.entry.key) == ["door/a", "door/b"])
+        }
+    }
+
+    @Test func replayFromARevisionThenLiveWithoutGapOrDuplicate() async throws {
+        try await withEngine { engine in
+            for index in 1...10 { _ = await engine.put("r/\(index)", "\(index)") }
+            let subscriber = CollectingSubscriber()
+            try await engine.startWatch(id: 2, prefixes: [""], start: .after(4), subscriber: subscriber)
+            for index in 11...15 { _ = await engine.put("r/\(index)", "\(index)") }
+            #expect(subscriber.events.map(\.revision) == Array(5...15))
+            guard case .response(let response) = subscriber.received.first?.kind else {
+                Issue.record("the watch response must come first")
+                return
+            }
+            #expect(response.watch.revision == 4)
+        }
+    }
+
+    @Test func resumingFromARevisionAheadOfTheDaemonIsRefused() async throws {
+        try await withEngine { engine in
+            _ = await engine.put("a", "1")
+            await #expect(throws: SharedStateError.self) {
+                try await engine.startWatch(id: 1, prefixes: [], start: .after(2), subscriber: CollectingSubscriber())
+            }
+            try await engine.startWatch(id: 1, prefixes: [], start: .after(1), subscriber: CollectingSubscriber())
+        }
+    }
+
+    @Test func watchIdsAreUniquePerSubscriberAndCancellable() async throws {
+        try await withEngine { engine in
+            let subscriber = CollectingSubscriber()
+            try await engine.startWatch(id: 1, prefixes: [], start: .now, subscriber: subscriber)
+            await #expect(throws: SharedStateError.self) {
+                try await engine.startWatch(id: 1, prefixes: [], start: .now, subscriber: subscriber)
+            }
+            try await engine.startWatch(id: 1, prefixes: [], start: .now, subscriber: CollectingSubscriber())
+            #expect(engine.statistics.watches == 2)
+            #expect(engine.cancelWatch(id: 1, of: subscriber))
+            #expect(!engine.cancelWatch(id: 1, of: subscriber))
+            _ = await engine.put("x", "1")
+            #expect(subscriber.events.isEmpty)
+        }
+    }
+
+    @Test func stateIsLoadedBackAfterRestart() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        try await withEngine(path: path) { engine in
+            _ = await engine.put("a", "1")
+            _ = await engine.put("b", #"{"x":1}"#)
+            _ = await engine.write(.delete(key: "a", ifVersion: nil))
+        }
+        try await withEngine(path: path) { engine in
+            #expect(engine.revision == 3)
+            #expect(engine.entry("a").entry == nil)
+            #expect(engine.entry("b").entry?.value == Data(#"{"x":1}"#.utf8))
+            #expect(await engine.put("b", "2") == .success(.put(revision: 4, version: 2)))
+        }
+    }
+
+    @Test func writesAfterShutdownAreRefusedAsUnavailable() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = try Storage(path: directory.file("state.sqlite"), durability: .normal)
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+        engine.shutDown()
+        await engine.runWriter()
+        #expect(await engine.put("a", "1").errorCode == .unavailable)
+    }
+
+    @Test func aFailedCommitRefusesTheWritesAndChangesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = try Storage(path: directory.file("state.sqlite"), durability: .normal)
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await engine.runWriter() }
+            _ = await engine.put("a", "1")
+            try storage.close()
+            let result = await engine.put("a", "2")
+            #expect(result.errorCode == .unavailable)
+            #expect(engine.revision == 1)
+            #expect(engine.entry("a").entry?.version == 1)
+            engine.shutDown()
+            try await group.waitForAll()
+        }
+    }
+}

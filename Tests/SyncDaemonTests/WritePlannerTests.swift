@@ -1,0 +1,127 @@
+import Foundation
+import SharedStateWire
+import Testing
+
+@testable import SyncDaemon
+
+@Suite struct WritePlannerTests {
+    private let existing = Entry(key: "a", value: Data("1".utf8), version: 3, createRevision: 2, modRevision: 9)
+    private func lookup(_ key: String) -> Entry? { key == "a" ? existing : nil }
+
+    @Test func putCreatesVersionOneAtTheRevision() throws {
+        let plan = try WritePlanner.plan(.put(key: "b", value: Data("2".utf8), ifVersion: nil), revision: 10, entry: lookup)
+        #expect(plan.outcome == .put(revision: 10, version: 1))
+        #expect(plan.changes == [.put(Entry(key: "b", value: Data("2".utf8), version: 1, createRevision: 10, modRevision: 10))])
+    }
+
+    @Test func putOverwritesKeepingTheCreateRevision() throws {
+        let plan = try WritePlanner.plan(.put(key: "a", value: Data("5".utf8), ifVersion: 3), revision: 10, entry: lookup)
+        #expect(plan.changes.first?.entry == Entry(key: "a", value: Data("5".utf8), version: 4, createRevision: 2, modRevision: 10))
+    }
+
+    @Test(arguments: [
+        ("a", UInt64(2), "expected to be at version 2, but it is at version 3"),
+        ("a", UInt64(0), "expected not to exist, but it is at version 3"),
+        ("b", UInt64(1), "expected to be at version 1, but it does not exist"),
+    ])
+    func compareAndSetConflictsNameBothVersions(_ key: String, _ ifVersion: UInt64, _ message: String) {
+        #expect {
+            try WritePlanner.plan(.put(key: key, value: Data("0".utf8), ifVersion: ifVersion), revision: 10, entry: lookup)
+        } throws: { error in
+            let error = error as! SharedStateError
+            return error.code == .conflict && error.message.contains(message)
+        }
+    }
+
+    @Test func ifVersionZeroCreatesOnlyMissingKeys() throws {
+        let plan = try WritePlanner.plan(.put(key: "b", value: Data("0".utf8), ifVersion: 0), revision: 4, entry: lookup)
+        #expect(plan.outcome == .put(revision: 4, version: 1))
+    }
+
+    @Test func deletingAMissingKeyIsNotFound() {
+        #expect {
+            try WritePlanner.plan(.delete(key: "missing", ifVersion: nil), revision: 10, entry: lookup)
+        } throws: { error in
+            (error as! SharedStateError).code == .notFound
+        }
+    }
+
+    @Test func deleteProducesADeleteChange() throws {
+        let plan = try WritePlanner.plan(.delete(key: "a", ifVersion: 3), revision: 10, entry: lookup)
+        #expect(plan.outcome == .delete(revision: 10))
+        #expect(plan.changes == [.delete("a", revision: 10)])
+    }
+
+    @Test func transactionAppliesTheSuccessBranchWhenComparesHold() throws {
+        let plan = try WritePlanner.plan(
+            .transaction(
+                compares: [.init(key: "a", target: .version(3)), .init(key: "b", target: .version(0))],
+                onSuccess: [.put(key: "b", value: Data("1".utf8), ifVersion: nil), .delete(key: "a", ifVersion: nil)],
+                onFailure: [.put(key: "failed", value: Data("1".utf8), ifVersion: nil)]
+            ),
+            revision: 10,
+            entry: lookup
+        )
+        #expect(plan.outcome == .transaction(succeeded: true, revision: 10))
+        #expect(plan.changes.map(\.key) == ["b", "a"])
+        #expect(plan.changes.allSatisfy { $0.revision == 10 })
+    }
+
+    @Test func transactionAppliesTheFailureBranchWhenACompareFails() throws {
+        let plan = try WritePlanner.plan(
+            .transaction(
+                compares: [.init(key: "a", target: .value(Data("2".utf8)))],
+                onSuccess: [.put(key: "b", value: Data("1".utf8), ifVersion: nil)],
+                onFailure: [.put(key: "failed", value: Data("1".utf8), ifVersion: nil)]
+            ),
+            revision: 10,
+            entry: lookup
+        )
+        #expect(plan.outcome == .transaction(succeeded: false, revision: 10))
+        #expect(plan.changes.map(\.key) == ["failed"])
+    }
+
+    @Test func transactionThatWritesNothingUsesNoRevision() throws {
+        let plan = try WritePlanner.plan(
+            .transaction(compares: [.init(key: "a", target: .version(1))], onSuccess: [], onFailure: []),
+            revision: 10,
+            entry: lookup
+        )
+        #expect(plan.outcome == .transaction(succeeded: false, revision: 9))
+        #expect(plan.changes.isEmpty)
+    }
+
+    @Test func transactionWritingAKeyTwiceIsRefused() {
+        #expect {
+            try WritePlanner.plan(
+                .transaction(
+                    compares: [],
+                    onSuccess: [.put(key: "b", value: Data("1".utf8), ifVersion: nil), .delete(key: "b", ifVersion: nil)],
+                    onFailure: []
+                ),
+                revision: 10,
+                entry: lookup
+            )
+        } throws: { error in
+            (error as! SharedStateError).code == .invalidArgument
+        }
+    }
+
+    @Test func failedOperationCompareFailsTheWholeTransaction() {
+        #expect {
+            try WritePlanner.plan(
+                .transaction(
+                    compares: [],
+                    onSuccess: [
+                        .put(key: "b", value: Data("1".utf8), ifVersion: nil), .put(key: "a", value: Data("1".utf8), ifVersion: 1),
+                    ],
+                    onFailure: []
+                ),
+                revision: 10,
+                entry: lookup
+            )
+        } throws: { error in
+            (error as! SharedStateError).code == .conflict
+        }
+    }
+}
