@@ -38,7 +38,7 @@ public final class Daemon: Sendable {
     ///   names the file or socket at fault.
     public func run(onReady: @escaping @Sendable (Readiness) -> Void = { _ in }) async throws {
         let databasePath = configuration.databasePath
-        try Self.createDirectory(of: databasePath)
+        try PrivateDirectory.createParent(of: databasePath, purpose: "database")
         let lock = try InstanceLock(databasePath: databasePath)
         // Released last, after the database is closed and the socket removed.
         defer { withExtendedLifetime(lock) {} }
@@ -93,20 +93,6 @@ public final class Daemon: Sendable {
         )
         try await group.run()
         logger.notice("syncd stopped", metadata: ["revision": "\(engine.revision)"])
-    }
-
-    private static func createDirectory(of path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        guard !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) else { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory,
-                withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700]
-            )
-        } catch {
-            throw DaemonStartError("cannot create the database directory \(directory): \(error.localizedDescription)")
-        }
     }
 
     private static func seconds(_ duration: Duration) -> Double {

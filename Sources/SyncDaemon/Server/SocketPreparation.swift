@@ -18,18 +18,7 @@ enum SocketPreparation {
         if path.utf8.count >= MemoryLayout.size(ofValue: sockaddr_un().sun_path) {
             throw DaemonStartError("socket path \(path) is too long for a Unix socket (at most 107 bytes)")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty && !FileManager.default.fileExists(atPath: directory) {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory,
-                    withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700]
-                )
-            } catch {
-                throw DaemonStartError("cannot create socket directory \(directory): \(error.localizedDescription)")
-            }
-        }
+        try PrivateDirectory.createParent(of: path, purpose: "socket")
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         guard (status.st_mode & S_IFMT) == S_IFSOCK else {

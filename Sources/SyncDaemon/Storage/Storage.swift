@@ -22,17 +22,10 @@ final class Storage: Sendable {
     ///   or when it was written by a newer syncd.
     init(path: String, durability: Durability) throws {
         self.path = path
-        let directory = (path as NSString).deletingLastPathComponent
         do {
-            if !directory.isEmpty {
-                try FileManager.default.createDirectory(
-                    atPath: directory,
-                    withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700]
-                )
-            }
+            try PrivateDirectory.createParent(of: path, purpose: "database")
         } catch {
-            throw StorageError(path: path, message: "cannot create directory \(directory): \(error.localizedDescription)")
+            throw StorageError(path: path, message: error.message)
         }
         var configuration = Configuration()
         configuration.label = "syncd"

@@ -1,0 +1,78 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Tells systemd how syncd is doing, through the datagram socket in `$NOTIFY_SOCKET` (sd_notify's
+/// protocol, without linking libsystemd). Without that variable every call does nothing, so syncd
+/// runs the same way outside systemd.
+///
+/// The socket may be a path or, with a leading `@`, a name in the abstract namespace.
+final class SystemdNotifier: Sendable {
+    private let address: sockaddr_un?
+    private let addressLength: socklen_t
+
+    /// A notifier for the socket named in `environment`, if any.
+    init(environment: [String: String]) {
+        guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty,
+            path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        else {
+            address = nil
+            addressLength = 0
+            return
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(path.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        self.address = address
+        // Abstract names are not NUL-terminated: the length says where they end.
+        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+    }
+
+    /// Whether syncd runs under a service manager that listens.
+    var isEnabled: Bool { address != nil }
+
+    /// syncd has opened its database and its socket accepts connections.
+    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+
+    /// A one-line summary for `systemctl status`.
+    func status(_ status: String) { send("STATUS=\(status)") }
+
+    /// syncd is alive; sent at half of `WATCHDOG_USEC`.
+    func watchdog() { send("WATCHDOG=1") }
+
+    /// syncd began reloading its configuration; follow with ``ready(status:)``.
+    func reloading() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let microseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        send("RELOADING=1\nMONOTONIC_USEC=\(microseconds)")
+    }
+
+    /// syncd began shutting down.
+    func stopping() { send("STOPPING=1") }
+
+    private func send(_ message: String) {
+        guard var address else { return }
+        #if canImport(Glibc) || canImport(Musl)
+            let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+            let descriptor = socket(AF_UNIX, SOCK_DGRAM, 0)
+        #endif
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let length = addressLength
+        _ = message.utf8CString.withUnsafeBufferPointer { text in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(descriptor, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import SharedState
+
+struct BenchPutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put",
+        abstract: "Durable puts per second and their round-trip latency."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Client connections.")
+    var connections = 4
+
+    @Option(help: "Requests in flight per connection.")
+    var pipeline = 16
+
+    @Option(help: "Total puts.")
+    var count = 100_000
+
+    @Option(help: "Bytes per value.")
+    var valueSize = 100
+
+    @Option(help: "Distinct keys written (bench/0 … bench/K-1).")
+    var keys = 1000
+
+    func validate() throws {
+        for (name, value) in [("connections", connections), ("pipeline", pipeline), ("count", count), ("keys", keys)] where value < 1 {
+            throw ValidationError("--\(name) must be at least 1")
+        }
+        if valueSize < 16 { throw ValidationError("--value-size must be at least 16") }
+    }
+
+    func run() async throws {
+        var clients: [SharedStateClient] = []
+        for _ in 0..<connections { clients.append(try await options.connect()) }
+        let value = BenchValue.make(sequence: 0, size: valueSize)
+        let workers = connections * pipeline
+        let perWorker = count / workers
+        let remainder = count % workers
+
+        let started = MonotonicClock.nanoseconds
+        let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+            for worker in 0..<workers {
+                let client = clients[worker % connections]
+                let operations = perWorker + (worker < remainder ? 1 : 0)
+                let keys = self.keys
+                group.addTask {
+                    var samples: [UInt64] = []
+                    samples.reserveCapacity(operations)
+                    for index in 0..<operations {
+                        let key = "bench/\((worker + index * workers) % keys)"
+                        let sent = MonotonicClock.nanoseconds
+                        try await client.put(key, value: value)
+                        samples.append(MonotonicClock.nanoseconds - sent)
+                    }
+                    return samples
+                }
+            }
+            return try await group.reduce(into: [UInt64]()) { $0.append(contentsOf: $1) }
+        }
+        let seconds = Double(MonotonicClock.nanoseconds - started) / 1e9
+        let summary = LatencySummary(nanoseconds: latencies)
+        let rate = Double(latencies.count) / seconds
+        if options.json {
+            print(
+                JSONObject().number("ops_per_sec", Int(rate.rounded())).number("p50_us", summary.p50)
+                    .number("p99_us", summary.p99).number("p999_us", summary.p999).rendered
+            )
+        } else {
+            print(
+                """
+                put: \(latencies.count) puts of \(valueSize) B, \(connections) connections × pipeline \(pipeline), \(keys) keys
+                  \(Int(rate)) puts/s (durable: each acknowledged after its commit)
+                  latency p50 \(summary.p50) µs, p99 \(summary.p99) µs, p99.9 \(summary.p999) µs
+                """
+            )
+        }
+    }
+}
