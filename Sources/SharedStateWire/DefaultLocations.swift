@@ -18,6 +18,23 @@ public enum DefaultLocations {
         return "/tmp/syncd-\(getuid())/syncd.sock"
     }
 
+    /// The socket of the system-wide syncd that `syncd.socket` (systemd/) listens on.
+    public static let systemSocketPath = "/run/syncd/syncd.sock"
+
+    /// The socket a client connects to: `$SYNCD_SOCKET` if set; else syncd's own default
+    /// (``socketPath(environment:)``) when a socket exists there; else the system-wide syncd's
+    /// socket when one exists; else syncd's own default, so a failure names where syncd would be.
+    public static func clientSocketPath(environment: [String: String]) -> String {
+        let personal = socketPath(environment: environment)
+        if nonEmpty(environment["SYNCD_SOCKET"]) != nil || exists(personal) { return personal }
+        return exists(systemSocketPath) ? systemSocketPath : personal
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
     /// The database path: `$SYNCD_DATABASE`, else `$STATE_DIRECTORY/state.sqlite` (systemd), else
     /// `$XDG_STATE_HOME/syncd/state.sqlite`, else `~/.local/state/syncd/state.sqlite`.
     public static func databasePath(environment: [String: String]) -> String {

@@ -9,9 +9,14 @@ import SharedStateWire
 /// then stops accepting, commits what is queued and closes the database.
 ///
 /// ```swift
-/// let daemon = Daemon(configuration: .resolve(socketPath: nil, databasePath: nil, environment: env), logger: logger)
+/// let configuration = DaemonConfiguration.resolve(socketPath: nil, databasePath: nil, environment: environment)
+/// let daemon = Daemon(configuration: configuration, settings: try configuration.makeSettings(), logger: logger)
 /// try await daemon.run()
 /// ```
+///
+/// Under systemd it adopts a listening socket passed with `LISTEN_FDS`, reports `READY=1`,
+/// `STATUS=`, `WATCHDOG=1` and `STOPPING=1` to `$NOTIFY_SOCKET`, and reloads its configuration file on
+/// SIGHUP without dropping connections.
 public final class Daemon: Sendable {
     /// What a started daemon reports once its socket accepts connections.
     public struct Readiness: Sendable {
@@ -21,12 +26,24 @@ public final class Daemon: Sendable {
     }
 
     private let configuration: DaemonConfiguration
+    private let settings: RuntimeSettings
+    private let environment: [String: String]
     private let logger: Logger
     private let startTime = ContinuousClock.now
 
     /// Creates a daemon; nothing happens until ``run(onReady:)``.
-    public init(configuration: DaemonConfiguration, logger: Logger) {
+    ///
+    /// - Parameter environment: Where systemd's variables are read from (`LISTEN_FDS`,
+    ///   `NOTIFY_SOCKET`, `WATCHDOG_USEC`).
+    public init(
+        configuration: DaemonConfiguration,
+        settings: RuntimeSettings,
+        logger: Logger,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.configuration = configuration
+        self.settings = settings
+        self.environment = environment
         self.logger = logger
     }
 
@@ -43,16 +60,76 @@ public final class Daemon: Sendable {
         // Released last, after the database is closed and the socket removed.
         defer { withExtendedLifetime(lock) {} }
         let storage = try Storage(path: databasePath, durability: configuration.durability)
-        defer { try? storage.close() }
+        defer {
+            do { try storage.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
+        }
         let engine = try StateEngine(storage: storage, logger: logger)
-        try SocketPreparation.prepare(configuration.socketPath)
-        defer { unlink(configuration.socketPath) }
 
-        let socketPath = configuration.socketPath
-        let logger = self.logger
+        let listener: SocketServer.Listener
+        let socketPath: String
+        if let descriptor = try SocketActivation.passedSocket(environment: environment) {
+            // systemd owns this socket: it is neither prepared nor removed here.
+            listener = .descriptor(descriptor)
+            socketPath = SocketActivation.path(of: descriptor) ?? "fd \(descriptor)"
+        } else {
+            socketPath = configuration.socketPath
+            try SocketPreparation.prepare(socketPath)
+            listener = .path(socketPath)
+        }
+        defer { if case .path(let path) = listener { unlink(path) } }
+
+        let notifier = SystemdNotifier(environment: environment)
+        let server = makeServer(listener: listener, engine: engine, storage: storage) {
+            let revision = engine.revision
+            self.logger.notice(
+                "syncd ready",
+                metadata: ["socket": "\(socketPath)", "database": "\(databasePath)", "revision": "\(revision)"]
+            )
+            notifier.ready(status: "revision \(revision), ready")
+            onReady(Readiness(socketPath: socketPath, databasePath: databasePath, revision: revision))
+        }
+        let systemd = SystemdIntegration(
+            notifier: notifier,
+            engine: engine,
+            watchdogInterval: SystemdIntegration.watchdogInterval(environment: environment),
+            logger: logger,
+            status: { [weak server] in
+                let statistics = engine.statistics
+                return "revision \(statistics.revision), \(server?.clientCount ?? 0) clients, \(statistics.watches) watches"
+            },
+            reload: { [configuration, settings, logger] in
+                do {
+                    try configuration.reload(into: settings)
+                    logger.notice("configuration reloaded", metadata: ["file": "\(configuration.configurationFilePath ?? "none")"])
+                } catch {
+                    logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])
+                }
+            }
+        )
+        // Shutdown runs in reverse: STOPPING=1 first, then the server stops accepting and closes
+        // its connections, then the engine commits what is queued.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: engine), .init(service: server), .init(service: systemd)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                cancellationSignals: [],
+                logger: logger
+            )
+        )
+        try await group.run()
+        logger.notice("syncd stopped", metadata: ["revision": "\(engine.revision)"])
+    }
+
+    private func makeServer(
+        listener: SocketServer.Listener,
+        engine: StateEngine,
+        storage: Storage,
+        onListening: @escaping @Sendable () -> Void
+    ) -> SocketServer {
+        let databasePath = configuration.databasePath
         let startTime = self.startTime
-        let server = SocketServer(
-            configuration: .init(socketPath: socketPath, limits: configuration.limits),
+        return SocketServer(
+            configuration: .init(listener: listener, settings: settings),
             engine: engine,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger,
@@ -70,29 +147,8 @@ public final class Daemon: Sendable {
                     $0.databasePath = databasePath
                 }
             },
-            onListening: {
-                let revision = engine.revision
-                logger.notice(
-                    "syncd ready",
-                    metadata: ["socket": "\(socketPath)", "database": "\(databasePath)", "revision": "\(revision)"]
-                )
-                onReady(Readiness(socketPath: socketPath, databasePath: databasePath, revision: revision))
-            }
+            onListening: onListening
         )
-        // Shutdown runs in reverse: the server stops first, then the engine commits what is queued.
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(service: engine),
-                    .init(service: server),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                cancellationSignals: [],
-                logger: logger
-            )
-        )
-        try await group.run()
-        logger.notice("syncd stopped", metadata: ["revision": "\(engine.revision)"])
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -5,8 +5,11 @@ import SharedState
 /// The options every command takes, before or after the command's name.
 struct GlobalOptions: ParsableArguments {
     @Option(
-        help:
-            "syncd's socket. Default: $SYNCD_SOCKET, $RUNTIME_DIRECTORY/syncd.sock, $XDG_RUNTIME_DIR/syncd/syncd.sock, or /tmp/syncd-$UID/syncd.sock."
+        help: """
+            syncd's socket. Default: $SYNCD_SOCKET; else syncd's own default \
+            ($RUNTIME_DIRECTORY/syncd.sock, $XDG_RUNTIME_DIR/syncd/syncd.sock or /tmp/syncd-$UID/syncd.sock) \
+            when a socket is there; else the system service's /run/syncd/syncd.sock.
+            """
     )
     var socket: String?
 

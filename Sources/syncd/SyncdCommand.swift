@@ -8,43 +8,59 @@ import SyncDaemon
 struct SyncdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncd",
-        abstract: "The SharedState daemon: holds keyed shared state, persists it in SQLite and broadcasts every change."
+        abstract: "The SharedState daemon: holds keyed shared state, persists it in SQLite and broadcasts every change.",
+        discussion: """
+            Under systemd, syncd adopts a socket passed by a .socket unit, notifies READY=1, STATUS=, \
+            WATCHDOG=1 and STOPPING=1, and logs in journald's format. SIGHUP re-reads the configuration \
+            file; SIGTERM and SIGINT shut down cleanly.
+            """
     )
 
     @Option(
-        help:
-            "The Unix socket to listen on. Default: $SYNCD_SOCKET, $RUNTIME_DIRECTORY/syncd.sock, $XDG_RUNTIME_DIR/syncd/syncd.sock, or /tmp/syncd-$UID/syncd.sock."
+        help: """
+            The Unix socket to listen on. Default: $SYNCD_SOCKET, $RUNTIME_DIRECTORY/syncd.sock, \
+            $XDG_RUNTIME_DIR/syncd/syncd.sock, or /tmp/syncd-$UID/syncd.sock.
+            """
     )
     var socket: String?
 
     @Option(
-        help:
-            "The SQLite database. Default: $SYNCD_DATABASE, $STATE_DIRECTORY/state.sqlite, $XDG_STATE_HOME/syncd/state.sqlite, or ~/.local/state/syncd/state.sqlite."
+        help: """
+            The SQLite database. Default: $SYNCD_DATABASE, $STATE_DIRECTORY/state.sqlite, \
+            $XDG_STATE_HOME/syncd/state.sqlite, or ~/.local/state/syncd/state.sqlite.
+            """
     )
     var database: String?
+
+    @Option(
+        help: "A JSON configuration file (log level, limits), re-read on SIGHUP. Default: $CONFIGURATION_DIRECTORY/syncd.json if it exists."
+    )
+    var config: String?
 
     @Option(help: "normal: commits survive any process crash; full: they also survive power loss (slower).")
     var durability: Durability = .normal
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
+    @Option(help: "trace, debug, info, notice, warning, error or critical; overrides the configuration file. Default: info.")
+    var logLevel: Logger.Level?
 
     func run() async throws {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "syncd")
+        let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration.resolve(
             socketPath: socket,
             databasePath: database,
-            environment: ProcessInfo.processInfo.environment
+            configurationFilePath: config,
+            environment: environment
         )
         configuration.durability = durability
+        configuration.logLevelOverride = logLevel
         do {
-            try await Daemon(configuration: configuration, logger: logger).run()
+            let settings = try configuration.makeSettings()
+            let isJournal = JournalLogHandler.isStandardErrorJournal(environment: environment)
+            LoggingSystem.bootstrap { label in
+                JournalLogHandler(label: label, settings: settings, isJournal: isJournal)
+            }
+            let logger = Logger(label: "syncd")
+            try await Daemon(configuration: configuration, settings: settings, logger: logger, environment: environment).run()
         } catch let error as DaemonStartError {
             Self.fail(error.message)
         } catch let error as StorageError {

@@ -54,7 +54,20 @@ final class ChildProcess {
     let stderrPath: String
     let name: String
 
-    init(_ executable: String, _ arguments: [String], scratch: Scratch, name: String, stdin: String? = nil) throws {
+    /// Starts `executable`.
+    ///
+    /// - Parameters:
+    ///   - environment: The child's environment; this process's (without `SYNCD_*`) when nil.
+    ///   - journalStream: Sets `JOURNAL_STREAM` to the standard error file, as systemd does for the journal.
+    init(
+        _ executable: String,
+        _ arguments: [String],
+        scratch: Scratch,
+        name: String,
+        stdin: String? = nil,
+        environment: [String: String]? = nil,
+        journalStream: Bool = false
+    ) throws {
         self.name = name
         stdoutPath = scratch.file("\(name)-\(UUID().uuidString.prefix(4)).out")
         stderrPath = stdoutPath + ".err"
@@ -62,9 +75,16 @@ final class ChildProcess {
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["SYNCD_SOCKET"] = nil
+        var environment = environment ?? ProcessInfo.processInfo.environment
+        if environment["SYNCD_SOCKET"] != nil { environment["SYNCD_SOCKET"] = nil }
         environment["SYNCD_DATABASE"] = nil
+        if journalStream {
+            var status = stat()
+            stat(stderrPath, &status)
+            environment["JOURNAL_STREAM"] = "\(status.st_dev):\(status.st_ino)"
+        } else {
+            environment["JOURNAL_STREAM"] = nil
+        }
         process.environment = environment
         process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
         process.standardError = FileHandle(forWritingAtPath: stderrPath)

@@ -11,7 +11,12 @@ func withDaemon(_ body: (_ socketPath: String) async throws -> Void) async throw
     let configuration = DaemonConfiguration(socketPath: directory + "/syncd.sock", databasePath: directory + "/state.sqlite")
     var logger = Logger(label: "syncd-test")
     logger.logLevel = .warning
-    let daemon = Daemon(configuration: configuration, logger: logger)
+    let daemon = Daemon(
+        configuration: configuration,
+        settings: RuntimeSettings(logLevel: .warning, limits: .default),
+        logger: logger,
+        environment: [:]
+    )
 
     try await withThrowingTaskGroup(of: Void.self) { group in
         let (ready, readiness) = AsyncStream.makeStream(of: Void.self)

@@ -25,9 +25,10 @@ public final class SharedStateClient: Sendable {
         /// The limits checked before sending, so mistakes fail without a round trip.
         public var limits: Limits = .default
 
-        /// A configuration for `socketPath`, or the default socket (see ``DefaultLocations``).
+        /// A configuration for `socketPath`, or the default socket (see
+        /// ``DefaultLocations/clientSocketPath(environment:)``).
         public init(socketPath: String? = nil, clientName: String = ProcessInfo.processInfo.processName) {
-            self.socketPath = socketPath ?? DefaultLocations.socketPath(environment: ProcessInfo.processInfo.environment)
+            self.socketPath = socketPath ?? DefaultLocations.clientSocketPath(environment: ProcessInfo.processInfo.environment)
             self.clientName = clientName
         }
     }

@@ -41,3 +41,9 @@ enum WriteOutcome: Sendable, Equatable {
     case delete(revision: UInt64)
     case transaction(succeeded: Bool, revision: UInt64)
 }
+
+extension WriteRequest {
+    /// A health probe: an empty transaction goes through the writer like any write and changes
+    /// nothing, so its completion proves the writer is alive.
+    static let probe = WriteRequest.transaction(compares: [], onSuccess: [], onFailure: [])
+}

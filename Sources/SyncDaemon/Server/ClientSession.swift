@@ -26,7 +26,7 @@ final class ClientSession {
     private var hasGreeted = false
     private let writer: ConnectionWriter
     private let engine: StateEngine
-    private let limits: Limits
+    private let settings: RuntimeSettings
     private let status: @Sendable () -> Sharedstate_V1_StatusResponse
     private let logger: Logger
 
@@ -34,14 +34,14 @@ final class ClientSession {
         sessionID: UInt64,
         writer: ConnectionWriter,
         engine: StateEngine,
-        limits: Limits,
+        settings: RuntimeSettings,
         logger: Logger,
         status: @escaping @Sendable () -> Sharedstate_V1_StatusResponse
     ) {
         self.peer = Peer(sessionID: sessionID)
         self.writer = writer
         self.engine = engine
-        self.limits = limits
+        self.settings = settings
         self.logger = logger
         self.status = status
     }
@@ -103,6 +103,7 @@ final class ClientSession {
 
     private func handle(_ request: Sharedstate_V1_Request) async {
         let id = request.id
+        let limits = settings.limits
         do throws(SharedStateError) {
             switch request.operation {
             case .get(let get):
@@ -117,13 +118,13 @@ final class ClientSession {
                 }
 
             case .put(let put):
-                submit(id, try writeOperation(.put(put)).request)
+                submit(id, try writeOperation(.put(put), limits: limits).request)
 
             case .delete(let delete):
-                submit(id, try writeOperation(.delete(delete)).request)
+                submit(id, try writeOperation(.delete(delete), limits: limits).request)
 
             case .transaction(let transaction):
-                submit(id, try transactionRequest(transaction))
+                submit(id, try transactionRequest(transaction, limits: limits))
 
             case .list(let list):
                 try KeyRules.validatePrefix(list.prefix, limits: limits)
@@ -198,7 +199,9 @@ final class ClientSession {
         }
     }
 
-    private func writeOperation(_ operation: Sharedstate_V1_Operation.OneOf_Kind) throws(SharedStateError) -> WriteRequest.WriteOperation {
+    private func writeOperation(_ operation: Sharedstate_V1_Operation.OneOf_Kind, limits: Limits) throws(SharedStateError)
+        -> WriteRequest.WriteOperation
+    {
         switch operation {
         case .put(let put):
             try KeyRules.validateKey(put.key, limits: limits)
@@ -214,7 +217,9 @@ final class ClientSession {
         }
     }
 
-    private func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest) throws(SharedStateError) -> WriteRequest {
+    private func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest, limits: Limits) throws(SharedStateError)
+        -> WriteRequest
+    {
         let size = transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count
         if size > limits.maxTransactionOperations {
             throw SharedStateError(
@@ -238,7 +243,7 @@ final class ClientSession {
                 guard let kind = operation.kind else {
                     throw SharedStateError(.invalidArgument, "transaction operation names neither put nor delete")
                 }
-                result.append(try writeOperation(kind))
+                result.append(try writeOperation(kind, limits: limits))
             }
             return result
         }

@@ -10,8 +10,18 @@ import Synchronization
 final class SocketServer: Service {
     /// Tunables of the server.
     struct Configuration: Sendable {
-        var socketPath: String
-        var limits: Limits = .default
+        /// Where to listen.
+        var listener: Listener
+        /// Limits and log level, read per connection and per request so SIGHUP can change them.
+        var settings: RuntimeSettings
+    }
+
+    /// Where the server listens.
+    enum Listener: Sendable {
+        /// Bind a new socket at this path.
+        case path(String)
+        /// Adopt this listening socket (socket activation).
+        case descriptor(Int32)
     }
 
     private let configuration: Configuration
@@ -46,15 +56,22 @@ final class SocketServer: Service {
     var clientCount: Int { connections.withLock { $0.open.count } }
 
     func run() async throws {
-        let maxFrameBytes = configuration.limits.maxRequestFrameBytes
-        let listener = try await ServerBootstrap(group: eventLoopGroup)
-            .bind(unixDomainSocketPath: configuration.socketPath, cleanupExistingSocketFile: false) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes))
-                    )
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
+        let settings = configuration.settings
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(
+                    ByteToMessageHandler(FrameDecoder(maxFrameBytes: settings.limits.maxRequestFrameBytes))
+                )
+                return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+        let listener =
+            switch configuration.listener {
+            case .path(let path):
+                try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false, childChannelInitializer: initializer)
+            case .descriptor(let descriptor):
+                try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
             }
         onListening()
 
@@ -86,7 +103,7 @@ final class SocketServer: Service {
             sessionID: sessionID,
             writer: writer,
             engine: engine,
-            limits: configuration.limits,
+            settings: configuration.settings,
             logger: logger,
             status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() }
         )

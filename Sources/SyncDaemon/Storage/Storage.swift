@@ -144,8 +144,10 @@ final class Storage: Sendable {
         }
     }
 
-    /// Closes the database; later calls fail.
+    /// Moves every committed page from the write-ahead log into the database file, empties the
+    /// log, and closes the database; later calls fail. The file alone then holds everything.
     func close() throws {
+        _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
     }
 

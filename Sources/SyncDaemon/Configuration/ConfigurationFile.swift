@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import SharedStateWire
+
+/// syncd's optional configuration file: JSON, read at start and again on SIGHUP.
+///
+/// ```json
+/// {
+///   "logLevel": "info",
+///   "limits": { "maxValueBytes": 1048576, "maxKeyBytes": 512, "maxValueDepth": 100,
+///               "maxRequestFrameBytes": 4194304, "maxTransactionOperations": 128, "maxWatchPrefixes": 64 }
+/// }
+/// ```
+/// Every field is optional; a missing one keeps its default (or the command line's value).
+public struct ConfigurationFile: Decodable, Sendable, Equatable {
+    /// The limits a file may set, each optional.
+    public struct LimitsSection: Decodable, Sendable, Equatable {
+        public var maxKeyBytes: Int?
+        public var maxValueBytes: Int?
+        public var maxValueDepth: Int?
+        public var maxRequestFrameBytes: Int?
+        public var maxTransactionOperations: Int?
+        public var maxWatchPrefixes: Int?
+    }
+
+    public var logLevel: String?
+    public var limits: LimitsSection?
+
+    /// Reads and checks the file at `path`.
+    ///
+    /// - Throws: ``DaemonStartError`` naming the file and what is wrong with it.
+    public static func load(path: String) throws(DaemonStartError) -> ConfigurationFile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw DaemonStartError("cannot read configuration file \(path): \(error.localizedDescription)")
+        }
+        let file: ConfigurationFile
+        do {
+            let decoder = JSONDecoder()
+            decoder.allowsJSON5 = false
+            file = try decoder.decode(ConfigurationFile.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            throw DaemonStartError(
+                "configuration file \(path) is not valid JSON: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw DaemonStartError("configuration file \(path): \(Self.field(context)) has the wrong type")
+        } catch {
+            throw DaemonStartError("configuration file \(path): \(error)")
+        }
+        _ = try file.level(path: path)
+        _ = try file.applied(to: Limits(), path: path)
+        return file
+    }
+
+    /// The log level the file sets, if any.
+    func level(path: String) throws(DaemonStartError) -> Logger.Level? {
+        guard let logLevel else { return nil }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw DaemonStartError(
+                "configuration file \(path): logLevel \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error, critical"
+            )
+        }
+        return level
+    }
+
+    /// `limits` with the file's values applied.
+    func applied(to limits: Limits, path: String) throws(DaemonStartError) -> Limits {
+        var result = limits
+        guard let section = self.limits else { return result }
+        let fields: [(String, Int?, WritableKeyPath<Limits, Int>, ClosedRange<Int>)] = [
+            ("maxKeyBytes", section.maxKeyBytes, \.maxKeyBytes, 1...65_536),
+            ("maxValueBytes", section.maxValueBytes, \.maxValueBytes, 2...(256 << 20)),
+            ("maxValueDepth", section.maxValueDepth, \.maxValueDepth, 1...10_000),
+            ("maxRequestFrameBytes", section.maxRequestFrameBytes, \.maxRequestFrameBytes, 1024...(1 << 30)),
+            ("maxTransactionOperations", section.maxTransactionOperations, \.maxTransactionOperations, 1...100_000),
+            ("maxWatchPrefixes", section.maxWatchPrefixes, \.maxWatchPrefixes, 1...100_000),
+        ]
+        for (name, value, keyPath, range) in fields {
+            guard let value else { continue }
+            guard range.contains(value) else {
+                throw DaemonStartError(
+                    "configuration file \(path): limits.\(name) is \(value); it must be between \(range.lowerBound) and \(range.upperBound)"
+                )
+            }
+            result[keyPath: keyPath] = value
+        }
+        return result
+    }
+
+    private static func field(_ context: DecodingError.Context) -> String {
+        context.codingPath.map(\.stringValue).joined(separator: ".")
+    }
+}

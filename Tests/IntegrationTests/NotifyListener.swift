@@ -1,0 +1,56 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A `NOTIFY_SOCKET` owned by a test: receives what syncd tells its service manager.
+final class NotifyListener {
+    let path: String
+    private let descriptor: Int32
+    private(set) var messages: [(at: ContinuousClock.Instant, text: String)] = []
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw TestFailure("cannot bind notify socket \(path)") }
+    }
+
+    /// Reads every datagram that has arrived.
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count <= 0 { return }
+            messages.append((ContinuousClock.now, String(decoding: buffer[0..<count], as: UTF8.self)))
+        }
+    }
+
+    /// Waits until a message containing `text` arrives after the first `skipping` messages;
+    /// returns its index.
+    @discardableResult
+    func waitFor(_ text: String, after skipping: Int = 0, timeout: Duration = .seconds(20)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            drain()
+            if let index = messages.indices.dropFirst(skipping).first(where: { messages[$0].text.contains(text) }) {
+                return index
+            }
+            if ContinuousClock.now > deadline {
+                throw TestFailure("no \(text) within \(timeout); received \(messages.map(\.text))")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+}
