@@ -12,14 +12,25 @@ public struct Entry: Sendable, Hashable {
     public var createRevision: UInt64
     /// The revision of the last write to the key.
     public var modRevision: UInt64
+    /// For an ephemeral key, the session it is bound to (it disappears when that session ends);
+    /// 0 for a key that persists.
+    public var ephemeralSession: UInt64
 
     /// Creates an entry.
-    public init(key: String, value: Data, version: UInt64, createRevision: UInt64, modRevision: UInt64) {
+    public init(
+        key: String,
+        value: Data,
+        version: UInt64,
+        createRevision: UInt64,
+        modRevision: UInt64,
+        ephemeralSession: UInt64 = 0
+    ) {
         self.key = key
         self.value = value
         self.version = version
         self.createRevision = createRevision
         self.modRevision = modRevision
+        self.ephemeralSession = ephemeralSession
     }
 }
 
@@ -32,6 +43,7 @@ extension Entry {
             $0.version = version
             $0.createRevision = createRevision
             $0.modRevision = modRevision
+            $0.ephemeralSession = ephemeralSession
         }
     }
 
@@ -42,7 +54,8 @@ extension Entry {
             value: wireValue.value,
             version: wireValue.version,
             createRevision: wireValue.createRevision,
-            modRevision: wireValue.modRevision
+            modRevision: wireValue.modRevision,
+            ephemeralSession: wireValue.ephemeralSession
         )
     }
 }

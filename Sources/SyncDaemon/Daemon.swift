@@ -64,6 +64,7 @@ public final class Daemon: Sendable {
             do { try storage.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
         }
         let engine = try StateEngine(storage: storage, logger: logger)
+        try await engine.expireEphemeralKeysOfPreviousRun()
 
         let listener: SocketServer.Listener
         let socketPath: String

@@ -28,12 +28,13 @@ struct JSONObject {
 
     /// The entry object of `get --json` and `list --json`.
     static func entry(_ entry: Entry) -> JSONObject {
-        JSONObject()
+        let object = JSONObject()
             .string("key", entry.key)
             .raw("value", entry.value)
             .number("version", entry.version)
             .number("createRevision", entry.createRevision)
             .number("modRevision", entry.modRevision)
+        return entry.ephemeralSession == 0 ? object : object.number("ephemeralSession", entry.ephemeralSession)
     }
 
     private func adding(_ name: String, _ rendered: String) -> JSONObject {

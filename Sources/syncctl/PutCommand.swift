@@ -20,6 +20,12 @@ struct PutCommand: AsyncParsableCommand {
     @Option(help: "Write only if the key is at this version; 0 means only if it does not exist.")
     var ifVersion: UInt64?
 
+    @Flag(help: "Bind the key to this syncctl's connection: syncd deletes it when syncctl exits.")
+    var ephemeral = false
+
+    @Flag(help: "Stay connected after the put until interrupted or syncd goes away (with --ephemeral: presence).")
+    var hold = false
+
     func run() async throws {
         let bytes: Data
         if value == "-" {
@@ -32,12 +38,16 @@ struct PutCommand: AsyncParsableCommand {
         }
         let client = try await options.connect()
         let result = try await CommandFailure.exitOnError {
-            try await client.put(key, value: bytes, ifVersion: ifVersion)
+            try await client.put(key, value: bytes, ifVersion: ifVersion, ephemeral: ephemeral)
         }
         if options.json {
             print(JSONObject().number("revision", result.revision).number("version", result.version).rendered)
         } else {
             print("OK revision \(result.revision), version \(result.version)")
+        }
+        if hold {
+            fflush(nil)  // nil flushes every stream, stdout included
+            await client.waitUntilClosed()
         }
     }
 }

@@ -45,10 +45,7 @@ import Testing
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
         let watch = try startWatch(["--count", "3"], scratch: scratch)
-        try await eventually("the watch to connect") {
-            FileManager.default.fileExists(atPath: scratch.socket) && watch.isRunning
-        }
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitForWatches(1, scratch: scratch)
         _ = try await syncctl(["put", "a", "1"], scratch: scratch)
         try await eventually("the first change") { watch.stdout.contains(#""revision":1"#) }
         try await daemon.stop()

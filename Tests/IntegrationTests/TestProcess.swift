@@ -186,6 +186,18 @@ func startWatch(_ arguments: [String], scratch: Scratch) throws -> ChildProcess 
         try Binaries.path("syncctl"), ["--socket", scratch.socket, "--json", "watch"] + arguments, scratch: scratch, name: "watch")
 }
 
+/// Waits until syncd counts `count` active watches (so a watch started with `syncctl watch` sees
+/// every change made afterwards).
+func waitForWatches(_ count: Int, scratch: Scratch) async throws {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while true {
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        if status.stdout.contains(#""watches":\#(count),"#) { return }
+        if ContinuousClock.now > deadline { throw TestFailure("syncd never counted \(count) watches: \(status.stdout)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
 /// Waits until `condition` holds, polling; throws after `timeout`.
 func eventually(timeout: Duration = .seconds(20), _ what: String, _ condition: () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout

@@ -204,6 +204,49 @@ extension Result where Failure == SharedStateError {
         }
     }
 
+    @Test func anEndedSessionsEphemeralKeysAreDeletedAsOneRevision() async throws {
+        try await withEngine { engine in
+            let subscriber = CollectingSubscriber()
+            try await engine.startWatch(id: 1, prefixes: ["presence/"], start: .now, subscriber: subscriber)
+            _ = await engine.write(.put(key: "presence/a", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 7))
+            _ = await engine.write(.put(key: "presence/b", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 7))
+            // Made persistent by a plain put, and moved to another session: both survive session 7.
+            _ = await engine.write(.put(key: "presence/c", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 7))
+            _ = await engine.put("presence/c", "2")
+            _ = await engine.write(.put(key: "presence/d", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 7))
+            _ = await engine.write(.put(key: "presence/d", value: Data("2".utf8), ifVersion: nil, ephemeralSession: 8))
+            #expect(engine.entry("presence/a").entry?.ephemeralSession == 7)
+
+            engine.endSession(7)
+            _ = await engine.write(.probe)  // queued behind the expiry
+            #expect(engine.list(prefix: "presence/", limit: nil).entries.map(\.key) == ["presence/c", "presence/d"])
+            let last = try #require(subscriber.events.last)
+            #expect(last.revision == 7)
+            #expect(last.changes.map(\.type) == [.delete, .delete])
+            #expect(last.changes.map(\.entry.key) == ["presence/a", "presence/b"])
+        }
+    }
+
+    @Test func ephemeralKeysOfAPreviousRunAreDeletedAtStart() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        try await withEngine(path: path) { engine in
+            _ = await engine.write(.put(key: "presence/a", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 3))
+            _ = await engine.put("kept", "1")
+        }
+        try await withEngine(path: path) { engine in
+            // withEngine starts the writer; the start-up path runs before it in syncd.
+            #expect(engine.entry("presence/a").entry?.ephemeralSession == 3)
+        }
+        let storage = try Storage(path: path, durability: .normal)
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+        try await engine.expireEphemeralKeysOfPreviousRun()
+        #expect(engine.entry("presence/a").entry == nil)
+        #expect(engine.entry("kept").entry != nil)
+        #expect(engine.revision == 3)
+        try storage.close()
+    }
+
     @Test func stateIsLoadedBackAfterRestart() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

@@ -91,6 +91,26 @@ import Testing
         #expect(plan.changes.isEmpty)
     }
 
+    @Test func expiryDeletesOnlyKeysStillBoundToTheSession() throws {
+        let keys: [String: Entry] = [
+            "mine": Entry(key: "mine", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1, ephemeralSession: 5),
+            "theirs": Entry(key: "theirs", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1, ephemeralSession: 6),
+            "plain": Entry(key: "plain", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1),
+        ]
+        let plan = try WritePlanner.plan(
+            .expireEphemeral(session: 5, keys: ["mine", "theirs", "plain", "gone"]),
+            revision: 2,
+            entry: { keys[$0] }
+        )
+        #expect(plan.changes == [.delete("mine", revision: 2)])
+        let everyone = try WritePlanner.plan(
+            .expireEphemeral(session: nil, keys: ["mine", "theirs", "plain"]),
+            revision: 2,
+            entry: { keys[$0] }
+        )
+        #expect(everyone.changes.map(\.key) == ["mine", "theirs"])
+    }
+
     @Test func transactionWritingAKeyTwiceIsRefused() {
         #expect {
             try WritePlanner.plan(

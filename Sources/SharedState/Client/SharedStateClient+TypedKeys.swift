@@ -8,10 +8,16 @@ extension SharedStateClient {
         try await current(key).value
     }
 
-    /// Sets a typed key.
+    /// Sets a typed key; with `ephemeral`, bound to this connection (see
+    /// ``put(_:value:ifVersion:ephemeral:)``).
     @discardableResult
-    public func set<Value>(_ key: SharedKey<Value>, to value: Value, ifVersion: UInt64? = nil) async throws(SharedStateError) -> PutResult {
-        try await put(key.name, value: try key.encode(value), ifVersion: ifVersion)
+    public func set<Value>(
+        _ key: SharedKey<Value>,
+        to value: Value,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false
+    ) async throws(SharedStateError) -> PutResult {
+        try await put(key.name, value: try key.encode(value), ifVersion: ifVersion, ephemeral: ephemeral)
     }
 
     /// Reads a typed key, lets `body` change the value, and writes it back only if nobody wrote

@@ -102,6 +102,11 @@ public final class SharedStateClient: Sendable {
         }
     }
 
+    /// Returns once the connection has ended, by ``close()`` or because syncd went away.
+    public func waitUntilClosed() async {
+        try? await channel.closeFuture.get()
+    }
+
     /// Closes the connection; waiting calls and watches end with `unavailable`.
     public func close() async {
         try? await channel.close()
@@ -125,12 +130,20 @@ public final class SharedStateClient: Sendable {
 
     /// Sets `key` to `value`, one JSON document.
     ///
-    /// - Parameter ifVersion: Write only if the key is at this version; 0 means "only if it does
-    ///   not exist". Without it the write always happens.
+    /// - Parameters:
+    ///   - ifVersion: Write only if the key is at this version; 0 means "only if it does not
+    ///     exist". Without it the write always happens.
+    ///   - ephemeral: Bind the key to this connection: syncd deletes it, as an ordinary change,
+    ///     when the connection closes or this process dies. Use it for presence.
     /// - Throws: `conflict` when `ifVersion` does not match, `invalidArgument` or `tooLarge` for a
     ///   bad key or value, `unavailable` when syncd is gone.
     @discardableResult
-    public func put(_ key: String, value: Data, ifVersion: UInt64? = nil) async throws(SharedStateError) -> PutResult {
+    public func put(
+        _ key: String,
+        value: Data,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false
+    ) async throws(SharedStateError) -> PutResult {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
         let result = try await call(
@@ -139,7 +152,9 @@ public final class SharedStateClient: Sendable {
                     $0.key = key
                     $0.value = value
                     if let ifVersion { $0.ifVersion = ifVersion }
-                })
+                    $0.ephemeral = ephemeral
+                }
+            )
         )
         guard case .put(let put) = result else { throw unexpected(result) }
         return PutResult(revision: put.revision, version: put.version)
@@ -147,8 +162,13 @@ public final class SharedStateClient: Sendable {
 
     /// Sets `key` to the JSON document in `json`.
     @discardableResult
-    public func put(_ key: String, json: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> PutResult {
-        try await put(key, value: Data(json.utf8), ifVersion: ifVersion)
+    public func put(
+        _ key: String,
+        json: String,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false
+    ) async throws(SharedStateError) -> PutResult {
+        try await put(key, value: Data(json.utf8), ifVersion: ifVersion, ephemeral: ephemeral)
     }
 
     /// Removes `key` and returns the revision of the removal.

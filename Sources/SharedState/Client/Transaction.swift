@@ -53,21 +53,23 @@ public struct Transaction: Sendable {
             return nil
         }
 
-        /// Sets `key` to `value` (one JSON document), if its version is `ifVersion` when given.
-        public static func put(_ key: String, value: Data, ifVersion: UInt64? = nil) -> Operation {
+        /// Sets `key` to `value` (one JSON document), if its version is `ifVersion` when given;
+        /// with `ephemeral`, bound to this connection.
+        public static func put(_ key: String, value: Data, ifVersion: UInt64? = nil, ephemeral: Bool = false) -> Operation {
             Operation(
                 wireValue: .with {
                     $0.put = .with {
                         $0.key = key
                         $0.value = value
                         if let ifVersion { $0.ifVersion = ifVersion }
+                        $0.ephemeral = ephemeral
                     }
                 })
         }
 
         /// Sets `key` to the JSON document in `json`.
-        public static func put(_ key: String, json: String, ifVersion: UInt64? = nil) -> Operation {
-            put(key, value: Data(json.utf8), ifVersion: ifVersion)
+        public static func put(_ key: String, json: String, ifVersion: UInt64? = nil, ephemeral: Bool = false) -> Operation {
+            put(key, value: Data(json.utf8), ifVersion: ifVersion, ephemeral: ephemeral)
         }
 
         /// Removes `key`, if its version is `ifVersion` when given. A missing key is left alone.

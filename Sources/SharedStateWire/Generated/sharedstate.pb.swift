@@ -539,6 +539,10 @@ public nonisolated struct Sharedstate_V1_Entry: Sendable {
   /// The revision of the last write to the key.
   public var modRevision: UInt64 = 0
 
+  /// For an ephemeral key, the session that wrote it: the key is deleted when that connection ends.
+  /// 0 for a key that persists.
+  public var ephemeralSession: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -598,6 +602,11 @@ public nonisolated struct Sharedstate_V1_PutRequest: Sendable {
   public var hasIfVersion: Bool {self._ifVersion != nil}
   /// Clears the value of `ifVersion`. Subsequent reads from it will return its default value.
   public mutating func clearIfVersion() {self._ifVersion = nil}
+
+  /// Bind the key to this connection's session: it is deleted, as an ordinary change with its own
+  /// revision, when the connection closes or the client dies. A later put without it makes the key
+  /// persist; a later ephemeral put from another session moves the key to that session.
+  public var ephemeral: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1622,7 +1631,7 @@ nonisolated extension Sharedstate_V1_Error: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Sharedstate_V1_Entry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Entry"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}version\0\u{3}create_revision\0\u{3}mod_revision\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}version\0\u{3}create_revision\0\u{3}mod_revision\0\u{3}ephemeral_session\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1635,6 +1644,7 @@ nonisolated extension Sharedstate_V1_Entry: SwiftProtobuf.Message, SwiftProtobuf
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.createRevision) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.modRevision) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.ephemeralSession) }()
       default: break
       }
     }
@@ -1656,6 +1666,9 @@ nonisolated extension Sharedstate_V1_Entry: SwiftProtobuf.Message, SwiftProtobuf
     if self.modRevision != 0 {
       try visitor.visitSingularUInt64Field(value: self.modRevision, fieldNumber: 5)
     }
+    if self.ephemeralSession != 0 {
+      try visitor.visitSingularUInt64Field(value: self.ephemeralSession, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1665,6 +1678,7 @@ nonisolated extension Sharedstate_V1_Entry: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.version != rhs.version {return false}
     if lhs.createRevision != rhs.createRevision {return false}
     if lhs.modRevision != rhs.modRevision {return false}
+    if lhs.ephemeralSession != rhs.ephemeralSession {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1741,7 +1755,7 @@ nonisolated extension Sharedstate_V1_GetResponse: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PutRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{3}if_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{3}if_version\0\u{1}ephemeral\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1752,6 +1766,7 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
       case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
       case 2: try { try decoder.decodeSingularBytesField(value: &self.value) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self._ifVersion) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.ephemeral) }()
       default: break
       }
     }
@@ -1771,6 +1786,9 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
     try { if let v = self._ifVersion {
       try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
     } }()
+    if self.ephemeral != false {
+      try visitor.visitSingularBoolField(value: self.ephemeral, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1778,6 +1796,7 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
     if lhs.key != rhs.key {return false}
     if lhs.value != rhs.value {return false}
     if lhs._ifVersion != rhs._ifVersion {return false}
+    if lhs.ephemeral != rhs.ephemeral {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

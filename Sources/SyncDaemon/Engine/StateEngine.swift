@@ -96,7 +96,10 @@ final class StateEngine: Sendable {
     /// Runs the writer until ``shutDown()``, then commits what is still queued and returns.
     func runWriter() async {
         while let batch = await queue.next(limit: configuration.maxRequestsPerCommit) {
-            await commit(batch)
+            let results = await commit(batch.map(\.request))
+            for (pending, result) in zip(batch, results) {
+                pending.completion(result)
+            }
         }
     }
 
@@ -105,7 +108,8 @@ final class StateEngine: Sendable {
         queue.close()
     }
 
-    private func commit(_ batch: [WriteQueue.Pending]) async {
+    /// Plans, commits and publishes a group of writes; returns each one's result.
+    private func commit(_ batch: [WriteRequest]) async -> [Result<WriteOutcome, SharedStateError>] {
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: Entry?] = [:]
         var revision = published.withLock { $0.revision }
@@ -113,9 +117,9 @@ final class StateEngine: Sendable {
         var revisions: [CommittedRevision] = []
         results.reserveCapacity(batch.count)
 
-        for pending in batch {
+        for request in batch {
             do {
-                let plan = try WritePlanner.plan(pending.request, revision: revision + 1) { key in
+                let plan = try WritePlanner.plan(request, revision: revision + 1) { key in
                     if let written = overlay[key] { return written }
                     return published.withLock { $0.entries[key] }
                 }
@@ -141,10 +145,7 @@ final class StateEngine: Sendable {
                     metadata: ["database": "\(storage.path)", "error": "\(error)", "requests": "\(batch.count)"]
                 )
                 let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
-                for (pending, result) in zip(batch, results) {
-                    pending.completion(result.flatMap { _ in .failure(failure) })
-                }
-                return
+                return results.map { result in result.flatMap { _ in .failure(failure) } }
             }
             published.withLock { state in
                 for (key, entry) in overlay {
@@ -154,9 +155,35 @@ final class StateEngine: Sendable {
                 state.watches.deliver(revisions)
             }
         }
-        for (pending, result) in zip(batch, results) {
-            pending.completion(result)
+        return results
+    }
+
+    // MARK: Ephemeral keys
+
+    /// Deletes the ephemeral keys still bound to a session that ended.
+    func endSession(_ session: UInt64) {
+        let keys = published.withLock { state in
+            state.entries.values.filter { $0.ephemeralSession == session }.map(\.key)
         }
+        guard !keys.isEmpty else { return }
+        submit(.expireEphemeral(session: session, keys: keys.sorted())) { [logger] result in
+            if case .failure(let error) = result {
+                logger.error(
+                    "could not delete a closed session's ephemeral keys", metadata: ["session": "\(session)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Deletes the ephemeral keys of sessions from before a restart: their owners are gone.
+    ///
+    /// Call it once, before ``runWriter()`` and before any client connects.
+    func expireEphemeralKeysOfPreviousRun() async throws(SharedStateError) {
+        let keys = published.withLock { state in
+            state.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key)
+        }
+        guard !keys.isEmpty else { return }
+        // The writer is not running yet: commit this one request directly.
+        _ = try await commit([.expireEphemeral(session: nil, keys: keys.sorted())])[0].get()
     }
 
     // MARK: Watches

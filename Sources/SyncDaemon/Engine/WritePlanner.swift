@@ -28,8 +28,15 @@ enum WritePlanner {
         entry: (String) -> Entry?
     ) throws(SharedStateError) -> Plan {
         switch request {
-        case .put(let key, let value, let ifVersion):
-            let change = try put(key: key, value: value, ifVersion: ifVersion, revision: revision, current: entry(key))
+        case .put(let key, let value, let ifVersion, let ephemeralSession):
+            let change = try put(
+                key: key,
+                value: value,
+                ifVersion: ifVersion,
+                ephemeralSession: ephemeralSession,
+                revision: revision,
+                current: entry(key)
+            )
             return Plan(outcome: .put(revision: revision, version: change.entry.version), changes: [change])
 
         case .delete(let key, let ifVersion):
@@ -53,8 +60,17 @@ enum WritePlanner {
             var changes: [Change] = []
             for operation in operations {
                 switch operation {
-                case .put(let key, let value, let ifVersion):
-                    changes.append(try put(key: key, value: value, ifVersion: ifVersion, revision: revision, current: entry(key)))
+                case .put(let key, let value, let ifVersion, let ephemeralSession):
+                    changes.append(
+                        try put(
+                            key: key,
+                            value: value,
+                            ifVersion: ifVersion,
+                            ephemeralSession: ephemeralSession,
+                            revision: revision,
+                            current: entry(key)
+                        )
+                    )
                 case .delete(let key, let ifVersion):
                     let current = entry(key)
                     try check(key: key, current: current, ifVersion: ifVersion)
@@ -67,6 +83,14 @@ enum WritePlanner {
                 outcome: .transaction(succeeded: succeeded, revision: changes.isEmpty ? revision - 1 : revision),
                 changes: changes
             )
+
+        case .expireEphemeral(let session, let keys):
+            let changes = keys.compactMap { key -> Change? in
+                guard let current = entry(key), current.ephemeralSession != 0 else { return nil }
+                if let session, current.ephemeralSession != session { return nil }
+                return .delete(key, revision: revision)
+            }
+            return Plan(outcome: .expired(revision: changes.isEmpty ? revision - 1 : revision), changes: changes)
         }
     }
 
@@ -74,6 +98,7 @@ enum WritePlanner {
         key: String,
         value: Data,
         ifVersion: UInt64?,
+        ephemeralSession: UInt64,
         revision: UInt64,
         current: Entry?
     ) throws(SharedStateError) -> Change {
@@ -83,7 +108,8 @@ enum WritePlanner {
             value: value,
             version: (current?.version ?? 0) + 1,
             createRevision: current?.createRevision ?? revision,
-            modRevision: revision
+            modRevision: revision,
+            ephemeralSession: ephemeralSession
         )
         return .put(entry)
     }

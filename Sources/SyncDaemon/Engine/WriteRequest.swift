@@ -3,21 +3,25 @@ import SharedStateWire
 
 /// A write as the engine sequences it: already checked for well-formed keys and values.
 enum WriteRequest: Sendable {
-    /// Sets `key` to `value`, if its version is `ifVersion` when one is given (0: must not exist).
-    case put(key: String, value: Data, ifVersion: UInt64?)
+    /// Sets `key` to `value`, if its version is `ifVersion` when one is given (0: must not exist),
+    /// bound to `ephemeralSession` unless that is 0.
+    case put(key: String, value: Data, ifVersion: UInt64?, ephemeralSession: UInt64 = 0)
     /// Removes `key`, if its version is `ifVersion` when one is given.
     case delete(key: String, ifVersion: UInt64?)
     /// Applies `onSuccess` if every compare holds, else `onFailure`, as one revision.
     case transaction(compares: [Compare], onSuccess: [WriteOperation], onFailure: [WriteOperation])
+    /// Deletes those of `keys` that are still bound to `session` (or, with nil, to any session):
+    /// the end of a session, or the sessions of a previous run at start-up.
+    case expireEphemeral(session: UInt64?, keys: [String])
 
     /// One operation inside a transaction.
     enum WriteOperation: Sendable {
-        case put(key: String, value: Data, ifVersion: UInt64?)
+        case put(key: String, value: Data, ifVersion: UInt64?, ephemeralSession: UInt64 = 0)
         case delete(key: String, ifVersion: UInt64?)
 
         var key: String {
             switch self {
-            case .put(let key, _, _), .delete(let key, _): key
+            case .put(let key, _, _, _), .delete(let key, _): key
             }
         }
     }
@@ -40,6 +44,8 @@ enum WriteOutcome: Sendable, Equatable {
     case put(revision: UInt64, version: UInt64)
     case delete(revision: UInt64)
     case transaction(succeeded: Bool, revision: UInt64)
+    /// The revision of the deletions; the current revision if nothing was left to delete.
+    case expired(revision: UInt64)
 }
 
 extension WriteRequest {

@@ -68,9 +68,10 @@ final class ClientSession {
         }
     }
 
-    /// Called once the connection is gone.
+    /// Called once the connection is gone: ends its watches and deletes its ephemeral keys.
     func end() {
         engine.removeWatches(of: writer)
+        engine.endSession(peer.sessionID)
     }
 
     private func greet(_ hello: Sharedstate_V1_Hello) -> Disposition {
@@ -190,6 +191,8 @@ final class ClientSession {
                             $0.succeeded = succeeded
                             $0.revision = revision
                         }
+                    case .success(.expired):
+                        break  // never sent by a client
                     case .failure(let error):
                         $0.error = error.wireValue
                     }
@@ -210,7 +213,12 @@ final class ClientSession {
             } catch {
                 throw SharedStateError(error.code, "key \"\(put.key)\": \(error.message)")
             }
-            return .put(key: put.key, value: put.value, ifVersion: put.hasIfVersion ? put.ifVersion : nil)
+            return .put(
+                key: put.key,
+                value: put.value,
+                ifVersion: put.hasIfVersion ? put.ifVersion : nil,
+                ephemeralSession: put.ephemeral ? peer.sessionID : 0
+            )
         case .delete(let delete):
             try KeyRules.validateKey(delete.key, limits: limits)
             return .delete(key: delete.key, ifVersion: delete.hasIfVersion ? delete.ifVersion : nil)
@@ -274,7 +282,8 @@ extension WriteRequest.WriteOperation {
     /// The operation as a request of its own.
     var request: WriteRequest {
         switch self {
-        case .put(let key, let value, let ifVersion): .put(key: key, value: value, ifVersion: ifVersion)
+        case .put(let key, let value, let ifVersion, let ephemeralSession):
+            .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession)
         case .delete(let key, let ifVersion): .delete(key: key, ifVersion: ifVersion)
         }
     }

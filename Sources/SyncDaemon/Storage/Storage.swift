@@ -60,7 +60,7 @@ final class Storage: Sendable {
             var entries: [String: Entry] = [:]
             let rows = try Row.fetchCursor(
                 db,
-                sql: "SELECT key, value, version, create_revision, mod_revision FROM entries"
+                sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries"
             )
             while let row = try rows.next() {
                 let entry = Entry(
@@ -68,7 +68,8 @@ final class Storage: Sendable {
                     value: row[1],
                     version: UInt64(row[2] as Int64),
                     createRevision: UInt64(row[3] as Int64),
-                    modRevision: UInt64(row[4] as Int64)
+                    modRevision: UInt64(row[4] as Int64),
+                    ephemeralSession: UInt64(row[5] as Int64)
                 )
                 entries[entry.key] = entry
             }
@@ -88,9 +89,11 @@ final class Storage: Sendable {
             let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
             let upsertEntry = try db.cachedStatement(
                 sql: """
-                    INSERT INTO entries (key, value, version, create_revision, mod_revision) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version,
-                        create_revision = excluded.create_revision, mod_revision = excluded.mod_revision
+                        create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+                        ephemeral_session = excluded.ephemeral_session
                     """
             )
             let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
@@ -102,7 +105,7 @@ final class Storage: Sendable {
                         let entry = change.entry
                         try upsertEntry.execute(arguments: [
                             entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
-                            Int64(entry.modRevision),
+                            Int64(entry.modRevision), Int64(entry.ephemeralSession),
                         ])
                     case .delete:
                         try deleteEntry.execute(arguments: [change.key])

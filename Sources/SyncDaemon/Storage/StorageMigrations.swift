@@ -4,7 +4,8 @@ import GRDB
 ///
 /// - `meta`: named integers (`revision`, `compacted_revision`).
 /// - `entries`: the current value of every key, written in the same transaction as the changes
-///   that produced it, so a restart loads them without replaying the log.
+///   that produced it, so a restart loads them without replaying the log. `ephemeral_session` is
+///   the session an ephemeral key is bound to (0: the key persists).
 /// - `changes`: the change log, one row per revision (the integer primary key), holding every
 ///   change of that revision as one encoded `WatchEvent` message. Appending is the cheapest
 ///   insert SQLite has, and a replay decodes rows straight into the frames watchers receive.
@@ -32,6 +33,9 @@ enum StorageMigrations {
                     );
                     """
             )
+        }
+        migrator.registerMigration("v2: ephemeral keys") { db in
+            try db.execute(sql: "ALTER TABLE entries ADD COLUMN ephemeral_session INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }
