@@ -63,7 +63,14 @@ public final class Daemon: Sendable {
         defer {
             do { try storage.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
         }
-        let engine = try StateEngine(storage: storage, logger: logger)
+        let engine = try StateEngine(
+            storage: storage,
+            configuration: .init(
+                retainedRevisions: configuration.retainedRevisions,
+                progressInterval: configuration.progressInterval
+            ),
+            logger: logger
+        )
         try await engine.expireEphemeralKeysOfPreviousRun()
 
         let listener: SocketServer.Listener

@@ -38,6 +38,8 @@ struct WatchCommand: AsyncParsableCommand {
         var start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot ? .snapshot : .now)
         var lastRevision: UInt64?
         var printed = 0
+        // What this watch has printed so far, so a resync or a re-snapshot prints only the difference.
+        var mirror = MirroredState()
         var isFirstConnection = true
         var retryDelay = Duration.milliseconds(100)
 
@@ -61,9 +63,10 @@ struct WatchCommand: AsyncParsableCommand {
             do {
                 for try await batch in client.watch(prefixes: prefixes.isEmpty ? [""] : prefixes, start: start) {
                     lastRevision = batch.revision
-                    for change in batch.changes {
-                        print(line(for: change, at: batch.revision))
-                        if batch.kind == .changes { printed += 1 }
+                    let isInitialSnapshot = batch.kind == .snapshot && start == .snapshot && mirror.revision == 0
+                    for change in mirror.apply(batch) {
+                        print(line(for: change))
+                        if !isInitialSnapshot { printed += 1 }
                         if let count, printed >= count {
                             fflush(nil)  // nil flushes every stream, stdout included
                             return
@@ -73,6 +76,12 @@ struct WatchCommand: AsyncParsableCommand {
                 }
             } catch let error as SharedStateError where error.code == .unavailable {
                 FileHandle.standardError.write(Data("syncctl: \(error.message); reconnecting\n".utf8))
+            } catch let error as SharedStateError where error.code == .compacted && lastRevision != nil {
+                // The changes since the last printed revision are gone: start again from a
+                // snapshot, and print only what differs from what was printed.
+                FileHandle.standardError.write(Data("syncctl: \(error.message); continuing from a snapshot\n".utf8))
+                start = .snapshot
+                continue
             } catch let error as SharedStateError {
                 CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
             }
@@ -80,7 +89,8 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    private func line(for change: Change, at revision: UInt64) -> String {
+    private func line(for change: Change) -> String {
+        let revision = change.revision
         if options.json {
             var object = JSONObject()
                 .number("revision", revision)

@@ -43,6 +43,18 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical; overrides the configuration file. Default: info.")
     var logLevel: Logger.Level?
 
+    @Option(help: "How many revisions the change log keeps; older ones are compacted. 0 keeps everything.")
+    var retainRevisions: UInt64 = 1_000_000
+
+    @Option(help: "Seconds between progress notices to idle watches.")
+    var progressInterval: Double = 5
+
+    func validate() throws {
+        if !(progressInterval >= 0.01 && progressInterval <= 86_400) {
+            throw ValidationError("--progress-interval must be between 0.01 and 86400 seconds")
+        }
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration.resolve(
@@ -53,6 +65,8 @@ struct SyncdCommand: AsyncParsableCommand {
         )
         configuration.durability = durability
         configuration.logLevelOverride = logLevel
+        configuration.retainedRevisions = retainRevisions
+        configuration.progressInterval = .milliseconds(Int64(progressInterval * 1000))
         do {
             let settings = try configuration.makeSettings()
             let isJournal = JournalLogHandler.isStandardErrorJournal(environment: environment)

@@ -72,6 +72,23 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func compactRemovesHistoryButNotValues() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        for value in 1...5 { _ = try await syncctl(["put", "k", "\(value)"], scratch: scratch) }
+        let compact = try await syncctl(["--json", "compact", "--keep", "2"], scratch: scratch)
+        #expect(compact.stdout == #"{"compactedRevision":3}"# + "\n")
+        let tooOld = try await syncctl(["watch", "--from-revision", "1", "--count", "1"], scratch: scratch)
+        #expect(tooOld.status == 1)
+        #expect(tooOld.stderr.contains("revision 1 is compacted"))
+        let recent = try await syncctl(["--json", "watch", "--from-revision", "3", "--count", "2"], scratch: scratch)
+        #expect(try watchLines(recent.stdout).map(\.revision) == [4, 5])
+        #expect(try await syncctl(["get", "k"], scratch: scratch).stdout == "5\n")
+        #expect(try await syncctl(["compact"], scratch: scratch).status == 1)
+        #expect(try await syncctl(["compact", "--revision", "99"], scratch: scratch).stderr.contains("the current revision is 5"))
+        try await daemon.stop()
+    }
+
     @Test func unreachableDaemonExitsFourAndSaysHowToStartIt() async throws {
         let scratch = try Scratch()
         let result = try await syncctl(["get", "a"], scratch: scratch)

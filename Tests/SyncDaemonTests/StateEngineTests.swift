@@ -10,6 +10,12 @@ import Testing
 /// A watch subscriber that keeps every frame it is sent, decoded.
 final class CollectingSubscriber: WatchSubscriber {
     private let frames = Mutex<[Sharedstate_V1_ServerFrame]>([])
+    private let backlogged = Mutex(false)
+
+    var isBacklogged: Bool {
+        get { backlogged.withLock { $0 } }
+        set { backlogged.withLock { $0 = newValue } }
+    }
 
     func send(_ buffers: [ByteBuffer]) {
         var decoder = FrameDecoder(maxFrameBytes: .max)
@@ -28,11 +34,12 @@ final class CollectingSubscriber: WatchSubscriber {
 /// Runs an engine over a fresh database for the duration of `body`.
 func withEngine(
     path: String? = nil,
+    configuration: StateEngine.Configuration = .init(),
     _ body: (StateEngine) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory()
     let storage = try Storage(path: path ?? directory.file("state.sqlite"), durability: .normal)
-    let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+    let engine = try StateEngine(storage: storage, configuration: configuration, logger: Logger(label: "test"))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await engine.runWriter() }
         do {
@@ -245,6 +252,81 @@ extension Result where Failure == SharedStateError {
         #expect(engine.entry("kept").entry != nil)
         #expect(engine.revision == 3)
         try storage.close()
+    }
+
+    @Test func idleWatchesGetProgressNoticesAndBusyOnesDoNot() async throws {
+        try await withEngine { engine in
+            let idle = CollectingSubscriber()
+            let busy = CollectingSubscriber()
+            try await engine.startWatch(id: 1, prefixes: ["quiet/"], start: .now, subscriber: idle)
+            try await engine.startWatch(id: 1, prefixes: ["busy/"], start: .now, subscriber: busy)
+            _ = await engine.put("busy/a", "1")
+            engine.sendProgressNotices()
+            #expect(idle.events.map(\.kind) == [.progress])
+            #expect(idle.events.first?.revision == 1)
+            #expect(busy.events.map(\.kind) == [.changes])
+            // Next round, the busy watch was idle in between.
+            engine.sendProgressNotices()
+            #expect(busy.events.map(\.kind) == [.changes, .progress])
+        }
+    }
+
+    @Test func compactionRefusesResumingFromBeforeItAndKeepsEntries() async throws {
+        try await withEngine { engine in
+            for index in 1...10 { _ = await engine.put("k/\(index % 3)", "\(index)") }
+            #expect(try await engine.compact(through: 6) == 6)
+            #expect(engine.statistics.compactedRevision == 6)
+            await #expect(throws: SharedStateError.self) {
+                try await engine.startWatch(id: 1, prefixes: [], start: .after(5), subscriber: CollectingSubscriber())
+            }
+            let subscriber = CollectingSubscriber()
+            try await engine.startWatch(id: 1, prefixes: [], start: .after(6), subscriber: subscriber)
+            #expect(subscriber.events.map(\.revision) == [7, 8, 9, 10])
+            #expect(engine.list(prefix: "k/", limit: nil).entries.count == 3)
+            do {
+                try await engine.compact(through: 11)
+                Issue.record("compacting past the current revision must fail")
+            } catch let error as SharedStateError {
+                #expect(error.code == .invalidArgument)
+            }
+            #expect(try await engine.compact(through: 3) == 6)
+        }
+    }
+
+    @Test func retentionKeepsTheConfiguredNumberOfRevisions() async throws {
+        try await withEngine(configuration: .init(retainedRevisions: 10)) { engine in
+            for index in 1...25 { _ = await engine.put("k", "\(index)") }
+            await engine.applyRetention()
+            #expect(engine.statistics.compactedRevision == 15)
+        }
+    }
+
+    @Test func aBackloggedSubscriberSkipsChangesThenGetsAResyncSnapshot() async throws {
+        try await withEngine { engine in
+            let slow = CollectingSubscriber()
+            let fast = CollectingSubscriber()
+            try await engine.startWatch(id: 4, prefixes: ["s/"], start: .snapshot, subscriber: slow)
+            try await engine.startWatch(id: 4, prefixes: ["s/"], start: .snapshot, subscriber: fast)
+            _ = await engine.put("s/a", "1")
+            _ = await engine.put("s/b", "1")
+            slow.isBacklogged = true
+            _ = await engine.put("s/a", "2")
+            _ = await engine.write(.delete(key: "s/b", ifVersion: nil))
+            _ = await engine.put("s/c", "3")
+            #expect(slow.events.map(\.revision) == [0, 1, 2])
+            #expect(fast.events.map(\.revision) == [0, 1, 2, 3, 4, 5])
+
+            slow.isBacklogged = false
+            engine.resync(slow)
+            let resync = try #require(slow.events.last)
+            #expect(resync.kind == .resync)
+            #expect(resync.revision == 5)
+            #expect(resync.changes.map(\.entry.key) == ["s/a", "s/c"])
+            #expect(resync.changes.map(\.entry.value) == [Data("2".utf8), Data("3".utf8)])
+            // Live again afterwards.
+            _ = await engine.put("s/d", "4")
+            #expect(slow.events.last?.revision == 6)
+        }
     }
 
     @Test func stateIsLoadedBackAfterRestart() async throws {

@@ -78,7 +78,7 @@ extension SharedStateClient {
     private static func latestValue<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Value? {
         // A prefix watch also sees keys that merely start with the name.
         guard let change = batch.changes.last(where: { $0.key == key.name }) else {
-            return batch.kind == .snapshot ? key.defaultValue : nil
+            return batch.kind.replacesState ? key.defaultValue : nil
         }
         switch change.type {
         case .put: return try? key.decode(change.entry.value)

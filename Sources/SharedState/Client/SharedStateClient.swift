@@ -246,6 +246,17 @@ public final class SharedStateClient: Sendable {
         )
     }
 
+    /// Removes the change log up to and including `revision`; watches can no longer resume from
+    /// before it. Returns the compacted revision.
+    ///
+    /// - Throws: `invalidArgument` for a revision above the current one.
+    @discardableResult
+    public func compact(through revision: UInt64) async throws(SharedStateError) -> UInt64 {
+        let result = try await call(.compact(.with { $0.revision = revision }))
+        guard case .compact(let compact) = result else { throw unexpected(result) }
+        return compact.compactedRevision
+    }
+
     // MARK: Watches
 
     /// Watches the keys under `prefixes`.

@@ -2,7 +2,7 @@
 public struct WatchBatch: Sendable, Hashable {
     /// What a batch carries. New kinds may be added; switch with a `default`.
     public struct Kind: Sendable, Hashable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable { case snapshot, changes }
+        private enum Base: Hashable, Sendable { case snapshot, changes, progress, resync }
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
@@ -10,8 +10,23 @@ public struct WatchBatch: Sendable, Hashable {
         public static let snapshot = Kind(.snapshot)
         /// The changes of one revision, which a watcher applies on top of what it knew.
         public static let changes = Kind(.changes)
+        /// No changes: the watch is current with ``WatchBatch/revision``.
+        public static let progress = Kind(.progress)
+        /// Like ``snapshot``: the watcher fell too far behind, so syncd skipped ahead and sends every
+        /// selected entry at ``WatchBatch/revision``. Keys missing from it were deleted meanwhile.
+        public static let resync = Kind(.resync)
 
-        public var description: String { base == .snapshot ? "snapshot" : "changes" }
+        /// Whether the batch replaces what the watcher knew (a snapshot or a resync).
+        public var replacesState: Bool { base == .snapshot || base == .resync }
+
+        public var description: String {
+            switch base {
+            case .snapshot: "snapshot"
+            case .changes: "changes"
+            case .progress: "progress"
+            case .resync: "resync"
+            }
+        }
     }
 
     /// Whether this is a snapshot or the changes of one revision.
@@ -29,8 +44,15 @@ public struct WatchBatch: Sendable, Hashable {
     }
 
     init(wireValue: Sharedstate_V1_WatchEvent) {
+        let kind: Kind =
+            switch wireValue.kind {
+            case .snapshot: .snapshot
+            case .progress: .progress
+            case .resync: .resync
+            default: .changes
+            }
         self.init(
-            kind: wireValue.kind == .snapshot ? .snapshot : .changes,
+            kind: kind,
             revision: wireValue.revision,
             changes: wireValue.changes.map(Change.init(wireValue:))
         )

@@ -157,6 +157,15 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
 
   /// Every matching entry at `revision`, as puts; replaces what the watcher knew.
   case snapshot // = 1
+
+  /// No changes: the watch is current with `revision`. Sent to idle watches now and then, so a
+  /// client can resume from there.
+  case progress // = 2
+
+  /// Like SNAPSHOT, after the watcher fell too far behind: syncd dropped its backlog and sends every
+  /// matching entry at `revision` instead. Keys missing from it were deleted meanwhile. Intermediate
+  /// values were skipped; the latest value of every key, and every deletion, are not.
+  case resync // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -167,6 +176,8 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
     switch rawValue {
     case 0: self = .changes
     case 1: self = .snapshot
+    case 2: self = .progress
+    case 3: self = .resync
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -175,6 +186,8 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
     switch self {
     case .changes: return 0
     case .snapshot: return 1
+    case .progress: return 2
+    case .resync: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -183,6 +196,8 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
   public static let allCases: [Sharedstate_V1_EventKind] = [
     .changes,
     .snapshot,
+    .progress,
+    .resync,
   ]
 
 }
@@ -388,6 +403,14 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .status(newValue)}
   }
 
+  public var compact: Sharedstate_V1_CompactRequest {
+    get {
+      if case .compact(let v)? = operation {return v}
+      return Sharedstate_V1_CompactRequest()
+    }
+    set {operation = .compact(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -399,6 +422,7 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case watch(Sharedstate_V1_WatchRequest)
     case cancelWatch(Sharedstate_V1_CancelWatchRequest)
     case status(Sharedstate_V1_StatusRequest)
+    case compact(Sharedstate_V1_CompactRequest)
 
   }
 
@@ -486,6 +510,14 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .status(newValue)}
   }
 
+  public var compact: Sharedstate_V1_CompactResponse {
+    get {
+      if case .compact(let v)? = result {return v}
+      return Sharedstate_V1_CompactResponse()
+    }
+    set {result = .compact(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -498,6 +530,7 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case watch(Sharedstate_V1_WatchResponse)
     case cancelWatch(Sharedstate_V1_CancelWatchResponse)
     case status(Sharedstate_V1_StatusResponse)
+    case compact(Sharedstate_V1_CompactResponse)
 
   }
 
@@ -922,6 +955,33 @@ public nonisolated struct Sharedstate_V1_StatusResponse: Sendable {
   public init() {}
 }
 
+/// Removes every change up to and including `revision` from the change log. Watches can no longer
+/// resume from before it (they get COMPACTED and start again from a snapshot). Entries are untouched.
+public nonisolated struct Sharedstate_V1_CompactRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Must not be above the current revision; at or below the compacted revision it does nothing.
+  public var revision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_CompactResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var compactedRevision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Sharedstate_V1_Change: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -978,7 +1038,7 @@ nonisolated extension Sharedstate_V1_ChangeType: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Sharedstate_V1_EventKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_KIND_CHANGES\0\u{1}EVENT_KIND_SNAPSHOT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_KIND_CHANGES\0\u{1}EVENT_KIND_SNAPSHOT\0\u{1}EVENT_KIND_PROGRESS\0\u{1}EVENT_KIND_RESYNC\0")
 }
 
 nonisolated extension Sharedstate_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1231,7 +1291,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1344,6 +1404,19 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .status(v)
         }
       }()
+      case 10: try {
+        var v: Sharedstate_V1_CompactRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .compact(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .compact(v)
+        }
+      }()
       default: break
       }
     }
@@ -1390,6 +1463,10 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .status(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     }()
+    case .compact?: try {
+      guard case .compact(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1405,7 +1482,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1531,6 +1608,19 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .status(v)
         }
       }()
+      case 11: try {
+        var v: Sharedstate_V1_CompactResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .compact(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .compact(v)
+        }
+      }()
       default: break
       }
     }
@@ -1580,6 +1670,10 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .status?: try {
       guard case .status(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .compact?: try {
+      guard case .compact(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
     case nil: break
     }
@@ -2415,6 +2509,66 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
     if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
     if lhs.serverVersion != rhs.serverVersion {return false}
     if lhs.databasePath != rhs.databasePath {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_CompactRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompactRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_CompactRequest, rhs: Sharedstate_V1_CompactRequest) -> Bool {
+    if lhs.revision != rhs.revision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_CompactResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CompactResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}compacted_revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.compactedRevision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.compactedRevision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.compactedRevision, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_CompactResponse, rhs: Sharedstate_V1_CompactResponse) -> Bool {
+    if lhs.compactedRevision != rhs.compactedRevision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

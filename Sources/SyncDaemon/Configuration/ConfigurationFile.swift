@@ -21,6 +21,7 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var maxRequestFrameBytes: Int?
         public var maxTransactionOperations: Int?
         public var maxWatchPrefixes: Int?
+        public var maxOutboundQueueBytes: Int?
     }
 
     public var logLevel: String?
@@ -76,6 +77,7 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             ("maxRequestFrameBytes", section.maxRequestFrameBytes, \.maxRequestFrameBytes, 1024...(1 << 30)),
             ("maxTransactionOperations", section.maxTransactionOperations, \.maxTransactionOperations, 1...100_000),
             ("maxWatchPrefixes", section.maxWatchPrefixes, \.maxWatchPrefixes, 1...100_000),
+            ("maxOutboundQueueBytes", section.maxOutboundQueueBytes, \.maxOutboundQueueBytes, 65_536...(1 << 30)),
         ]
         for (name, value, keyPath, range) in fields {
             guard let value else { continue }

@@ -16,6 +16,10 @@ public struct DaemonConfiguration: Sendable {
     public var logLevelOverride: Logger.Level?
     /// The limits before the configuration file's are applied.
     public var baseLimits: Limits = .default
+    /// How many revisions the change log keeps before older ones are compacted; 0 keeps all.
+    public var retainedRevisions: UInt64 = 1_000_000
+    /// How often idle watches are told the current revision.
+    public var progressInterval: Duration = .seconds(5)
 
     /// Creates a configuration with explicit paths.
     public init(socketPath: String, databasePath: String) {

@@ -1,11 +1,23 @@
 import ServiceLifecycle
 
 extension StateEngine: Service {
-    /// Runs the writer; on graceful shutdown it stops taking writes and returns once the queued
+    /// Runs the writer, and every `progressInterval` sends progress notices and applies the
+    /// retention policy. On graceful shutdown it stops taking writes and returns once the queued
     /// ones are committed.
     func run() async throws {
         await withGracefulShutdownHandler {
-            await runWriter()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.runWriter() }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: self.progressInterval)
+                        self.sendProgressNotices()
+                        await self.applyRetention()
+                    }
+                }
+                await group.next()  // the writer returned
+                group.cancelAll()
+            }
         } onGracefulShutdown: {
             self.shutDown()
         }

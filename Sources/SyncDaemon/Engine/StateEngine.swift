@@ -17,6 +17,10 @@ final class StateEngine: Sendable {
     struct Configuration: Sendable {
         /// The most write requests one SQLite transaction takes.
         var maxRequestsPerCommit = 1024
+        /// How many revisions the change log keeps; older ones are compacted. 0 keeps everything.
+        var retainedRevisions: UInt64 = 1_000_000
+        /// How often idle watches get a progress notice (and retention is checked).
+        var progressInterval: Duration = .seconds(5)
     }
 
     /// Counts for `status`.
@@ -43,6 +47,7 @@ final class StateEngine: Sendable {
 
     /// Creates an engine over `storage`, starting from the state it holds.
     init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+        precondition(configuration.progressInterval > .zero, "the progress interval must be positive")
         let loaded = try storage.load()
         self.storage = storage
         self.configuration = configuration
@@ -51,6 +56,9 @@ final class StateEngine: Sendable {
             Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
         )
     }
+
+    /// How often idle watches get a progress notice.
+    var progressInterval: Duration { configuration.progressInterval }
 
     // MARK: Reads
 
@@ -214,19 +222,10 @@ final class StateEngine: Sendable {
             )
             switch start {
             case .snapshot:
-                let entries = Self.entries(in: state.entries, selectedBy: prefixes)
-                let snapshot = Sharedstate_V1_ServerFrame.with {
-                    $0.event = .with {
-                        $0.watchID = id
-                        $0.kind = .snapshot
-                        $0.revision = state.revision
-                        $0.changes = entries.map { Change.put($0).wireValue }
-                    }
-                }
                 state.watches.add(watch)
                 subscriber.send([
                     Self.watchResponse(id: id, revision: state.revision, allocator: allocator),
-                    Frame.encode(snapshot, allocator: allocator),
+                    Self.snapshotFrame(watchID: id, kind: .snapshot, prefixes: prefixes, state: state),
                 ])
                 return nil
             case .now:
@@ -268,6 +267,11 @@ final class StateEngine: Sendable {
             throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
         }
         let watch = WatchRegistry.Watch(id: id, prefixes: prefixes, subscriber: subscriber, startsAfter: replay.after)
+        // Compaction may have removed rows since the check above: a replay must be whole.
+        guard logged.count == Int(replay.through - replay.after), logged.first?.revision == replay.after + 1 else {
+            _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
+            throw SharedStateError(.compacted, "revision \(replay.after) was compacted while the watch started")
+        }
         var frames = [Self.watchResponse(id: id, revision: replay.after, allocator: allocator)]
         frames.append(contentsOf: logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) })
         published.withLock { state in
@@ -288,7 +292,81 @@ final class StateEngine: Sendable {
         published.withLock { $0.watches.removeAll(of: subscriber) }
     }
 
+    /// Sends a resync snapshot to each of `subscriber`'s watches that missed changes while it was
+    /// backlogged; called when its outbound queue has drained.
+    func resync(_ subscriber: some WatchSubscriber) {
+        published.withLock { state in
+            guard !subscriber.isBacklogged else { return }
+            let owed = state.watches.takeResyncs(of: subscriber)
+            guard !owed.isEmpty else { return }
+            subscriber.send(owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, state: state) })
+            logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
+        }
+    }
+
+    /// Tells every idle watch the current revision.
+    func sendProgressNotices() {
+        published.withLock { state in
+            state.watches.sendProgress(revision: state.revision)
+        }
+    }
+
+    // MARK: Compaction
+
+    /// Removes the change log up to and including `revision`; returns the compacted revision.
+    ///
+    /// - Throws: `invalidArgument` for a revision above the current one, `unavailable` when the
+    ///   database fails.
+    @discardableResult
+    func compact(through revision: UInt64) async throws(SharedStateError) -> UInt64 {
+        let current = published.withLock { ($0.revision, $0.compactedRevision) }
+        if revision > current.0 {
+            throw SharedStateError(.invalidArgument, "cannot compact through revision \(revision): the current revision is \(current.0)")
+        }
+        if revision <= current.1 { return current.1 }
+        // Refuse new replays from the compacted range first; replays already reading check
+        // that they got every revision.
+        published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
+        do {
+            try await storage.compact(through: revision)
+        } catch {
+            throw SharedStateError(.unavailable, "cannot compact the change log: \(error)")
+        }
+        logger.info("compacted the change log", metadata: ["revision": "\(revision)"])
+        return revision
+    }
+
+    /// Applies the retention policy: keeps the last `configuration.retainedRevisions` revisions.
+    func applyRetention() async {
+        guard configuration.retainedRevisions > 0 else { return }
+        let (revision, compacted) = published.withLock { ($0.revision, $0.compactedRevision) }
+        guard revision > configuration.retainedRevisions else { return }
+        let target = revision - configuration.retainedRevisions
+        // Compact in steps of at least a tenth of the retained count, not on every commit.
+        guard target >= compacted + max(1, configuration.retainedRevisions / 10) else { return }
+        do {
+            try await compact(through: target)
+        } catch {
+            logger.error("automatic compaction failed", metadata: ["error": "\(error)"])
+        }
+    }
+
     // MARK: Helpers
+
+    private static func snapshotFrame(
+        watchID: UInt64,
+        kind: Sharedstate_V1_EventKind,
+        prefixes: [String],
+        state: Published
+    ) -> ByteBuffer {
+        let entries = entries(in: state.entries, selectedBy: prefixes)
+        return WatchRegistry.eventFrame(
+            watchID: watchID,
+            kind: kind,
+            revision: state.revision,
+            changes: entries.map { Change.put($0).wireValue }
+        )
+    }
 
     private static func entries(in entries: [String: Entry], selectedBy prefixes: [String]) -> [Entry] {
         let selected: [Entry]

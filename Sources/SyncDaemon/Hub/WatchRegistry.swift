@@ -17,6 +17,10 @@ struct WatchRegistry {
         var startsAfter: UInt64
         /// While the change log is being replayed to the watch, live frames wait here.
         var heldFrames: [ByteBuffer]?
+        /// Changes were dropped because the subscriber was backlogged: it is owed a resync.
+        var needsResync = false
+        /// Whether anything was sent since the last progress notice.
+        var isIdle = true
 
         func selects(_ key: String) -> Bool {
             prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }
@@ -64,16 +68,26 @@ struct WatchRegistry {
     }
 
     /// Sends each watch the changes of `revisions` it selects: one frame per revision, all frames
-    /// of a subscriber in one flush.
+    /// of a subscriber in one flush. A backlogged subscriber's watches get nothing and are marked
+    /// as owed a resync.
     mutating func deliver(_ revisions: [CommittedRevision]) {
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
+        var backlogged: [ObjectIdentifier: Bool] = [:]
         for key in watches.keys {
             let watch = watches[key]!
+            if watch.needsResync { continue }
+            let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
+            backlogged[key.subscriber] = isBacklogged
             var frames: [ByteBuffer] = []
             for revision in revisions where revision.revision > watch.startsAfter {
                 if let frame = Self.eventFrame(for: watch, revision) { frames.append(frame) }
             }
             if frames.isEmpty { continue }
+            if isBacklogged && watch.heldFrames == nil {
+                watches[key]!.needsResync = true
+                continue
+            }
+            watches[key]!.isIdle = false
             if watch.heldFrames != nil {
                 watches[key]!.heldFrames!.append(contentsOf: frames)
             } else {
@@ -85,6 +99,33 @@ struct WatchRegistry {
         }
     }
 
+    /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
+    /// last round, and starts a new round.
+    mutating func sendProgress(revision: UInt64) {
+        var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
+        for key in watches.keys {
+            let watch = watches[key]!
+            watches[key]!.isIdle = true
+            guard watch.isIdle, watch.heldFrames == nil, !watch.needsResync, !watch.subscriber.isBacklogged else { continue }
+            let frame = Self.eventFrame(watchID: watch.id, kind: .progress, revision: revision, changes: [])
+            outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
+        }
+        for outbox in outboxes.values {
+            outbox.subscriber.send(outbox.frames)
+        }
+    }
+
+    /// Takes the watches of `subscriber` that are owed a resync, clearing the debt.
+    mutating func takeResyncs(of subscriber: any WatchSubscriber) -> [Watch] {
+        let identifier = ObjectIdentifier(subscriber)
+        var owed: [Watch] = []
+        for key in watches.keys where key.subscriber == identifier && watches[key]!.needsResync {
+            watches[key]!.needsResync = false
+            owed.append(watches[key]!)
+        }
+        return owed.sorted { $0.id < $1.id }
+    }
+
     /// The frame that tells `watch` about the changes of `revision` it selects, if any.
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
         let changes: [Sharedstate_V1_Change]
@@ -94,11 +135,21 @@ struct WatchRegistry {
             changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
             if changes.isEmpty { return nil }
         }
+        return eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
+    }
+
+    /// An encoded watch event.
+    static func eventFrame(
+        watchID: UInt64,
+        kind: Sharedstate_V1_EventKind,
+        revision: UInt64,
+        changes: [Sharedstate_V1_Change]
+    ) -> ByteBuffer {
         let frame = Sharedstate_V1_ServerFrame.with {
             $0.event = .with {
-                $0.watchID = watch.id
-                $0.kind = .changes
-                $0.revision = revision.revision
+                $0.watchID = watchID
+                $0.kind = kind
+                $0.revision = revision
                 $0.changes = changes
             }
         }

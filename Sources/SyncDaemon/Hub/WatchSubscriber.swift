@@ -7,4 +7,8 @@ protocol WatchSubscriber: AnyObject, Sendable {
     /// Called with the engine's lock held, so frames from different calls reach the peer in the
     /// order the engine produced them. It must only hand the buffers over, never block.
     func send(_ frames: [ByteBuffer])
+
+    /// Whether the peer has fallen so far behind that its outbound queue is full: the engine then
+    /// stops sending it changes and, once it catches up, sends a resync snapshot instead.
+    var isBacklogged: Bool { get }
 }

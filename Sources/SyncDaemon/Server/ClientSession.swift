@@ -164,6 +164,10 @@ final class ClientSession {
                 let status = status()
                 respond(id) { $0.status = status }
 
+            case .compact(let compact):
+                let compacted = try await engine.compact(through: compact.revision)
+                respond(id) { $0.compact = .with { $0.compactedRevision = compacted } }
+
             case nil:
                 throw SharedStateError(.invalidArgument, "request \(id) names no operation")
             }

@@ -1,4 +1,5 @@
 import NIOCore
+import Synchronization
 
 /// The outbound side of one client connection: frames encoded elsewhere are written straight to
 /// the channel on its event loop and flushed once per call.
@@ -6,14 +7,25 @@ import NIOCore
 /// The per-event path (engine → watchers) bypasses NIOAsyncChannel's writer on purpose: measured
 /// on this kind of machine, the async writer costs about 3× per frame (see FACTS.md), and fan-out
 /// is the hot path. Inbound requests still arrive through NIOAsyncChannel.
+///
+/// Its queue is bounded by the channel's write-buffer watermarks: above the high mark the
+/// connection counts as backlogged (``isBacklogged``) until it drains below the low mark.
 final class ConnectionWriter: WatchSubscriber {
     private let channel: any Channel
+    private let backlogged = Atomic<Bool>(false)
 
     init(channel: any Channel) {
         self.channel = channel
     }
 
     var allocator: ByteBufferAllocator { channel.allocator }
+
+    var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
+
+    /// Records the channel's writability; returns true when the connection just caught up.
+    func writabilityChanged(isWritable: Bool) -> Bool {
+        backlogged.exchange(!isWritable, ordering: .relaxed) && isWritable
+    }
 
     func send(_ frames: [ByteBuffer]) {
         let channel = self.channel

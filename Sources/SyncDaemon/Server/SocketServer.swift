@@ -65,7 +65,9 @@ final class SocketServer: Service {
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
+        let queueBytes = settings.limits.maxOutboundQueueBytes
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: queueBytes / 2, high: queueBytes))
         let listener =
             switch configuration.listener {
             case .path(let path):
@@ -99,6 +101,11 @@ final class SocketServer: Service {
     private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let sessionID = nextSessionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let writer = ConnectionWriter(channel: connection.channel)
+        let engine = self.engine
+        try? await connection.channel.pipeline.addHandler(
+            BacklogHandler(writer: writer, caughtUp: { engine.resync(writer) }),
+            position: .first
+        )
         let session = ClientSession(
             sessionID: sessionID,
             writer: writer,

@@ -116,6 +116,17 @@ final class Storage: Sendable {
         }
     }
 
+    /// Removes the change log up to and including `revision` and records it as compacted.
+    func compact(through revision: UInt64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM changes WHERE revision <= ?", arguments: [Int64(revision)])
+            try db.execute(
+                sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
+                arguments: [Int64(revision)]
+            )
+        }
+    }
+
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
         try await pool.read { db in
