@@ -17,9 +17,13 @@ struct GlobalOptions: ParsableArguments {
     var json = false
 
     /// Connects to syncd, or exits with code 4 and a message naming the socket.
-    func connect() async throws -> SharedStateClient {
-        try await CommandFailure.exitOnError {
-            try await SharedStateClient.connect(.init(socketPath: socket, clientName: "syncctl"))
+    ///
+    /// - Parameter reconnects: Whether the client reconnects when syncd goes away.
+    func connect(reconnects: Bool = true) async throws -> SharedStateClient {
+        var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: "syncctl")
+        configuration.reconnects = reconnects
+        return try await CommandFailure.exitOnError {
+            try await SharedStateClient.connect(configuration)
         }
     }
 }

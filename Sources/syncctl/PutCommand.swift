@@ -36,7 +36,8 @@ struct PutCommand: AsyncParsableCommand {
         } else {
             bytes = Data(value.utf8)
         }
-        let client = try await options.connect()
+        // Holding presence must end with the connection: the key is gone then.
+        let client = try await options.connect(reconnects: !hold)
         let result = try await CommandFailure.exitOnError {
             try await client.put(key, value: bytes, ifVersion: ifVersion, ephemeral: ephemeral)
         }

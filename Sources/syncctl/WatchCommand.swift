@@ -9,7 +9,8 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Without --from-revision the watch starts at the current revision; with it, every change \
             after that revision is replayed first. If syncd restarts, the watch reconnects and resumes \
-            after the last revision it printed.
+            after the last revision it printed. If it falls behind, or its resume point was compacted, \
+            it prints the difference between what it printed and the current state.
             """
     )
 
@@ -35,57 +36,38 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot ? .snapshot : .now)
-        var lastRevision: UInt64?
-        var printed = 0
-        // What this watch has printed so far, so a resync or a re-snapshot prints only the difference.
-        var mirror = MirroredState()
-        var isFirstConnection = true
-        var retryDelay = Duration.milliseconds(100)
+        let start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot ? .snapshot : .now)
+        let client = try await options.connect()
+        let prefixes = self.prefixes.isEmpty ? [""] : self.prefixes
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // The library reconnects and resumes the watch by itself; say so on standard error.
+            group.addTask {
+                for await state in client.connectionStates().dropFirst() {
+                    FileHandle.standardError.write(Data("syncctl: \(state) (\(client.socketPath))\n".utf8))
+                }
+            }
+            group.addTask { try await printChanges(of: client.watch(prefixes: prefixes, start: start)) }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
 
-        while true {
-            let client: SharedStateClient
-            if isFirstConnection {
-                client = try await options.connect()
-                isFirstConnection = false
-            } else {
-                do {
-                    client = try await SharedStateClient.connect(.init(socketPath: options.socket, clientName: "syncctl"))
-                } catch {
-                    try await Task.sleep(for: retryDelay)
-                    retryDelay = min(retryDelay * 2, .seconds(2))
-                    continue
-                }
-                FileHandle.standardError.write(Data("syncctl: reconnected to \(client.socketPath)\n".utf8))
-                retryDelay = .milliseconds(100)
-            }
-            let resumeFrom = lastRevision ?? client.revisionAtConnect
-            do {
-                for try await batch in client.watch(prefixes: prefixes.isEmpty ? [""] : prefixes, start: start) {
-                    lastRevision = batch.revision
-                    let isInitialSnapshot = batch.kind == .snapshot && start == .snapshot && mirror.revision == 0
-                    for change in mirror.apply(batch) {
-                        print(line(for: change))
-                        if !isInitialSnapshot { printed += 1 }
-                        if let count, printed >= count {
-                            fflush(nil)  // nil flushes every stream, stdout included
-                            return
-                        }
+    private func printChanges(of stream: AsyncThrowingStream<WatchBatch, Error>) async throws {
+        var printed = 0
+        do {
+            for try await batch in stream {
+                for change in batch.changes {
+                    print(line(for: change))
+                    if batch.kind != .snapshot { printed += 1 }
+                    if let count, printed >= count {
+                        fflush(nil)  // nil flushes every stream, stdout included
+                        return
                     }
-                    fflush(nil)  // nil flushes every stream, stdout included
                 }
-            } catch let error as SharedStateError where error.code == .unavailable {
-                FileHandle.standardError.write(Data("syncctl: \(error.message); reconnecting\n".utf8))
-            } catch let error as SharedStateError where error.code == .compacted && lastRevision != nil {
-                // The changes since the last printed revision are gone: start again from a
-                // snapshot, and print only what differs from what was printed.
-                FileHandle.standardError.write(Data("syncctl: \(error.message); continuing from a snapshot\n".utf8))
-                start = .snapshot
-                continue
-            } catch let error as SharedStateError {
-                CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
+                fflush(nil)
             }
-            start = .after(lastRevision ?? resumeFrom)
+        } catch let error as SharedStateError {
+            CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
         }
     }
 

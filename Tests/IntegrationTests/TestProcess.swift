@@ -41,6 +41,9 @@ final class Scratch {
     }
 
     var socket: String { path + "/syncd.sock" }
+
+    /// A second socket path in the same directory.
+    static func sibling(of scratch: Scratch) -> String { scratch.path + "/other.sock" }
     var database: String { path + "/db/state.sqlite" }
     func file(_ name: String) -> String { path + "/" + name }
 
@@ -136,11 +139,11 @@ final class DaemonProcess {
     let child: ChildProcess
     let scratch: Scratch
 
-    init(_ scratch: Scratch, extraArguments: [String] = []) async throws {
+    init(_ scratch: Scratch, socketPath: String? = nil, extraArguments: [String] = []) async throws {
         self.scratch = scratch
         child = try ChildProcess(
             try Binaries.path("syncd"),
-            ["--socket", scratch.socket, "--database", scratch.database] + extraArguments,
+            ["--socket", socketPath ?? scratch.socket, "--database", scratch.database] + extraArguments,
             scratch: scratch,
             name: "syncd"
         )

@@ -14,13 +14,22 @@ final class ResponseRouter: Sendable {
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
-        var watches: [UInt64: AsyncThrowingStream<WatchBatch, Error>.Continuation] = [:]
+        var watches: [UInt64: WatchHandlers] = [:]
         var welcome: CheckedContinuation<Sharedstate_V1_Welcome, Error>?
         var endError: SharedStateError?
     }
 
+    /// Where a watch's batches and its end go.
+    struct WatchHandlers: Sendable {
+        var onBatch: @Sendable (WatchBatch) -> Void
+        var onEnd: @Sendable (SharedStateError) -> Void
+    }
+
     private let state = Mutex(State())
     private let lastRequestID = Atomic<UInt64>(0)
+
+    /// Whether the connection has ended.
+    var hasEnded: Bool { state.withLock { $0.endError != nil } }
 
     /// A request id never used before on this connection.
     func makeRequestID() -> UInt64 {
@@ -55,24 +64,28 @@ final class ResponseRouter: Sendable {
         }
     }
 
-    /// Registers a watch whose events go to `continuation`; false if the connection has ended
-    /// (the continuation is then finished with the reason).
-    func registerWatch(id: UInt64, _ continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation) -> Bool {
+    /// Registers a watch whose batches go to `onBatch`; false if the connection has ended
+    /// (`onEnd` is then called with the reason).
+    func registerWatch(
+        id: UInt64,
+        onBatch: @escaping @Sendable (WatchBatch) -> Void,
+        onEnd: @escaping @Sendable (SharedStateError) -> Void
+    ) -> Bool {
         let error = state.withLock { state in
             if state.endError == nil {
-                state.watches[id] = continuation
+                state.watches[id] = WatchHandlers(onBatch: onBatch, onEnd: onEnd)
                 state.waiters[id] = .watchStart
             }
             return state.endError
         }
         if let error {
-            continuation.finish(throwing: error)
+            onEnd(error)
             return false
         }
         return true
     }
 
-    /// Forgets a watch whose consumer went away; true if it was still active.
+    /// Forgets a watch; true if it was still active (then a cancel request is due).
     func removeWatch(id: UInt64, cancelRequestID: UInt64) -> Bool {
         state.withLock { state in
             guard state.watches.removeValue(forKey: id) != nil, state.endError == nil else { return false }
@@ -94,7 +107,7 @@ final class ResponseRouter: Sendable {
         case .response(let response):
             let (waiter, watch) = state.withLock { state in
                 let waiter = state.waiters.removeValue(forKey: response.id)
-                var watch: AsyncThrowingStream<WatchBatch, Error>.Continuation?
+                var watch: WatchHandlers?
                 if case .watchStart = waiter, case .error = response.result {
                     watch = state.watches.removeValue(forKey: response.id)
                 }
@@ -105,7 +118,7 @@ final class ResponseRouter: Sendable {
                 continuation.resume(returning: response)
             case .watchStart:
                 if case .error(let error) = response.result {
-                    watch?.finish(throwing: SharedStateError(wireValue: error))
+                    watch?.onEnd(SharedStateError(wireValue: error))
                 }
             case .ignored, nil:
                 break
@@ -113,7 +126,7 @@ final class ResponseRouter: Sendable {
 
         case .event(let event):
             let watch = state.withLock { $0.watches[event.watchID] }
-            watch?.yield(WatchBatch(wireValue: event))
+            watch?.onBatch(WatchBatch(wireValue: event))
 
         case .fatal(let error):
             end(with: SharedStateError(wireValue: error))
@@ -140,7 +153,7 @@ final class ResponseRouter: Sendable {
             continuation.resume(throwing: reason)
         }
         for watch in watches.values {
-            watch.finish(throwing: reason)
+            watch.onEnd(reason)
         }
     }
 }

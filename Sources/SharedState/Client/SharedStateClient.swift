@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-import NIOPosix
+import Synchronization
 
 /// A connection to syncd: read and write keys, run transactions, and watch changes.
 ///
@@ -13,8 +13,12 @@ import NIOPosix
 /// ```
 ///
 /// Every method may be called from any task. Requests sent while others are in flight are
-/// pipelined on the one connection. When the connection ends, waiting calls and watches fail with
-/// `unavailable`, as do later calls.
+/// pipelined on one connection. When syncd goes away (a restart, a crash) the client reconnects
+/// with backoff: meanwhile calls fail at once with `unavailable` (a write is never queued and
+/// silently lost), and watches pause, then resume after the last revision they delivered. If that
+/// revision was compacted meanwhile, a watch starts again from a snapshot and delivers only the
+/// difference, as a ``WatchBatch/Kind-swift.struct/resync`` batch. ``connectionStates()`` reports
+/// each transition.
 public final class SharedStateClient: Sendable {
     /// How to reach syncd.
     public struct Configuration: Sendable {
@@ -24,6 +28,10 @@ public final class SharedStateClient: Sendable {
         public var clientName: String
         /// The limits checked before sending, so mistakes fail without a round trip.
         public var limits: Limits = .default
+        /// Whether to reconnect when syncd goes away; without it, the client closes instead.
+        public var reconnects = true
+        /// The longest wait between two reconnection attempts (the first is 50 ms, then doubling).
+        public var maxReconnectDelay: Duration = .seconds(2)
 
         /// A configuration for `socketPath`, or the default socket (see
         /// ``DefaultLocations/clientSocketPath(environment:)``).
@@ -33,24 +41,36 @@ public final class SharedStateClient: Sendable {
         }
     }
 
-    /// The socket this client is connected to.
-    public let socketPath: String
-    /// This connection's session id, as syncd assigned it.
-    public let sessionID: UInt64
-    /// syncd's revision when the connection was made.
-    public let revisionAtConnect: UInt64
+    private struct State {
+        var connection: Connection?
+        var connectionState = ConnectionState.connected
+        var watches: [UInt64: ManagedWatch] = [:]
+        var observers: [UInt64: AsyncStream<ConnectionState>.Continuation] = [:]
+        var reconnection: Task<Void, Never>?
+    }
 
-    private let channel: any Channel
-    private let router: ResponseRouter
-    private let limits: Limits
+    private let configuration: Configuration
+    private let state: Mutex<State>
+    private let lastIdentifier = Atomic<UInt64>(0)
 
-    private init(channel: any Channel, router: ResponseRouter, configuration: Configuration, welcome: Sharedstate_V1_Welcome) {
-        self.channel = channel
-        self.router = router
-        self.limits = configuration.limits
-        self.socketPath = configuration.socketPath
-        self.sessionID = welcome.sessionID
-        self.revisionAtConnect = welcome.revision
+    private var limits: Limits { configuration.limits }
+
+    /// The socket this client connects to.
+    public var socketPath: String { configuration.socketPath }
+
+    /// The current connection's session id, as syncd assigned it (0 while reconnecting).
+    public var sessionID: UInt64 { state.withLock { $0.connection?.welcome.sessionID ?? 0 } }
+
+    /// syncd's revision when the current connection was made (0 while reconnecting).
+    public var revisionAtConnect: UInt64 { state.withLock { $0.connection?.welcome.revision ?? 0 } }
+
+    /// Whether the client is connected now.
+    public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
+
+    private init(configuration: Configuration, connection: Connection) {
+        self.configuration = configuration
+        self.state = Mutex(State(connection: connection))
+        watchForEnd(of: connection)
     }
 
     /// Connects to syncd and completes the handshake.
@@ -58,62 +78,40 @@ public final class SharedStateClient: Sendable {
     /// - Throws: ``SharedStateError`` `unavailable` naming the socket when syncd cannot be reached,
     ///   `protocolViolation` when it refuses the handshake.
     public static func connect(_ configuration: Configuration = Configuration()) async throws(SharedStateError) -> SharedStateClient {
-        let router = ResponseRouter()
-        let path = configuration.socketPath
-        let channel: any Channel
-        do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(
-                            ByteToMessageHandler(FrameDecoder(maxFrameBytes: WireProtocol.maxServerFrameBytes)),
-                            RoutingHandler(router: router, socketPath: path)
-                        )
-                    }
-                }
-                .connect(unixDomainSocketPath: path)
-                .get()
-        } catch {
-            throw SharedStateError(
-                .unavailable,
-                "cannot reach syncd at \(path): \(Self.describeConnectError(error)). Is syncd running? Start it with `syncd`, or point --socket / SYNCD_SOCKET at its socket."
-            )
-        }
-        let hello = Sharedstate_V1_ClientFrame.with {
-            $0.hello = .with {
-                $0.protocolVersion = WireProtocol.version
-                $0.clientName = configuration.clientName
-            }
-        }
-        do {
-            let welcome = try await router.awaitWelcome {
-                channel.writeAndFlush(Frame.encode(hello, allocator: channel.allocator), promise: nil)
-            }
-            guard welcome.protocolVersion == WireProtocol.version else {
-                throw SharedStateError(
-                    .protocolViolation,
-                    "syncd at \(path) speaks protocol version \(welcome.protocolVersion); this client speaks \(WireProtocol.version)"
-                )
-            }
-            return SharedStateClient(channel: channel, router: router, configuration: configuration, welcome: welcome)
-        } catch {
-            channel.close(promise: nil)
-            throw error as? SharedStateError ?? SharedStateError(.unavailable, "handshake with syncd at \(path) failed: \(error)")
-        }
+        SharedStateClient(configuration: configuration, connection: try await Connection.open(configuration))
     }
 
-    /// Returns once the connection has ended, by ``close()`` or because syncd went away.
+    /// The connection state now, then every change to it; finishes when the client closes.
+    public func connectionStates() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self)
+        let id = makeIdentifier()
+        let current = state.withLock { state in
+            if state.connectionState != .closed { state.observers[id] = continuation }
+            return state.connectionState
+        }
+        continuation.yield(current)
+        if current == .closed { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Returns once the client has closed: by ``close()``, or because syncd went away and
+    /// reconnecting is turned off.
     public func waitUntilClosed() async {
-        try? await channel.closeFuture.get()
+        for await state in connectionStates() where state == .closed { return }
     }
 
-    /// Closes the connection; waiting calls and watches end with `unavailable`.
+    /// Closes the connection and stops reconnecting; waiting calls and watches end with
+    /// `unavailable`.
     public func close() async {
-        try? await channel.close()
+        let connection = shutDown(reason: SharedStateError(.unavailable, "the client was closed"))
+        try? await connection?.channel.close()
     }
 
     deinit {
-        channel.close(promise: nil)
+        _ = shutDown(reason: SharedStateError(.unavailable, "the client was released"))
     }
 
     // MARK: Keys
@@ -264,11 +262,13 @@ public final class SharedStateClient: Sendable {
     /// Without `fromRevision`, the first batch is a snapshot of the selected entries at some
     /// revision R, followed by every change after R. With it, every change after that revision
     /// is replayed from the change log, then live changes follow. Either way each revision's
-    /// changes arrive in one batch, in revision order, with no gap and no duplicate.
+    /// changes arrive in one batch, in revision order, with no gap and no duplicate; idle watches
+    /// get ``WatchBatch/Kind-swift.struct/progress`` batches. Across reconnects the watch resumes
+    /// where it stopped.
     ///
     /// Stop consuming (or cancel the consuming task) to cancel the watch on the daemon. The
-    /// stream ends with an error when the watch cannot start (`compacted`, `invalidArgument`) or
-    /// the connection ends (`unavailable`).
+    /// stream ends with an error when the watch cannot start (`compacted` for a `fromRevision`
+    /// already compacted, `invalidArgument`) or the client closes (`unavailable`).
     public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> AsyncThrowingStream<WatchBatch, Error> {
         watch(prefixes: prefixes, start: fromRevision.map(WatchStart.after) ?? .snapshot)
     }
@@ -282,71 +282,131 @@ public final class SharedStateClient: Sendable {
             continuation.finish(throwing: error)
             return stream
         }
-        let id = router.makeRequestID()
-        let router = self.router
-        let channel = self.channel
-        continuation.onTermination = { termination in
-            guard case .cancelled = termination else { return }
-            let cancelID = router.makeRequestID()
-            guard router.removeWatch(id: id, cancelRequestID: cancelID) else { return }
-            let frame = Self.requestFrame(id: cancelID, .cancelWatch(.with { $0.watchID = id }))
-            channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
+        let watch = ManagedWatch(prefixes: prefixes, start: start, continuation: continuation)
+        let id = makeIdentifier()
+        let (connection, isClosed) = state.withLock { state in
+            if state.connectionState != .closed { state.watches[id] = watch }
+            return (state.connection, state.connectionState == .closed)
         }
-        guard router.registerWatch(id: id, continuation) else { return stream }
-        let request = Self.requestFrame(
-            id: id,
-            .watch(
-                .with {
-                    $0.prefixes = prefixes
-                    switch start {
-                    case .snapshot: $0.snapshot = true
-                    case .now: break
-                    case .after(let revision): $0.afterRevision = revision
-                    }
-                })
-        )
-        channel.writeAndFlush(Frame.encode(request, allocator: channel.allocator), promise: nil)
+        if isClosed {
+            continuation.finish(throwing: SharedStateError(.unavailable, "the client is closed"))
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self, let watch = self.state.withLock({ $0.watches.removeValue(forKey: id) }) else { return }
+            watch.cancel()
+        }
+        // While reconnecting, the watch starts when the next connection is made.
+        if let connection { watch.run(on: connection) }
         return stream
     }
 
-    // MARK: Plumbing
+    // MARK: Connection
 
     private func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
-        let id = router.makeRequestID()
-        let frame = Self.requestFrame(id: id, operation)
-        let channel = self.channel
-        let response: Sharedstate_V1_Response
-        do {
-            response = try await router.call(id: id) {
-                channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
-            }
-        } catch {
-            throw error as? SharedStateError ?? SharedStateError(.unavailable, "\(error)")
+        let (connection, connectionState) = state.withLock { ($0.connection, $0.connectionState) }
+        guard let connection else {
+            throw SharedStateError(
+                .unavailable,
+                connectionState == .closed
+                    ? "the client is closed" : "not connected to syncd at \(socketPath); reconnecting"
+            )
         }
-        switch response.result {
-        case .error(let error): throw SharedStateError(wireValue: error)
-        case .some(let result): return result
-        case nil: throw SharedStateError(.protocolViolation, "syncd sent an empty response to request \(id)")
+        return try await connection.call(operation)
+    }
+
+    private func makeIdentifier() -> UInt64 {
+        lastIdentifier.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Reconnects when `connection` ends, unless the client closed.
+    private func watchForEnd(of connection: Connection) {
+        connection.channel.closeFuture.whenComplete { [weak self] _ in
+            self?.connectionEnded(connection)
         }
     }
 
-    private static func requestFrame(id: UInt64, _ operation: Sharedstate_V1_Request.OneOf_Operation) -> Sharedstate_V1_ClientFrame {
-        .with {
-            $0.request = .with {
-                $0.id = id
-                $0.operation = operation
+    private func connectionEnded(_ connection: Connection) {
+        let shouldReconnect = state.withLock { state in
+            guard state.connection === connection else { return false }
+            state.connection = nil
+            return configuration.reconnects
+        }
+        guard shouldReconnect else {
+            if state.withLock({ $0.connectionState }) == .connected {
+                _ = shutDown(reason: SharedStateError(.unavailable, "the connection to syncd at \(socketPath) closed"))
+            }
+            return
+        }
+        publish(.reconnecting)
+        // A task of its own: the client is used from arbitrary tasks and has no run() that could
+        // own it. It holds the client weakly and is cancelled by close().
+        let task = Task { [weak self, configuration] in
+            var delay = Duration.milliseconds(50)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: delay)
+                guard !Task.isCancelled, self != nil else { return }
+                if let connection = try? await Connection.open(configuration) {
+                    self?.adopt(connection)
+                    return
+                }
+                delay = min(delay * 2, configuration.maxReconnectDelay)
             }
         }
+        state.withLock { state in
+            if state.connectionState == .closed { task.cancel() } else { state.reconnection = task }
+        }
+    }
+
+    private func adopt(_ connection: Connection) {
+        let watches: [ManagedWatch]? = state.withLock { state in
+            guard state.connectionState != .closed else { return nil }
+            state.connection = connection
+            state.reconnection = nil
+            return Array(state.watches.values)
+        }
+        guard let watches else {
+            connection.close()
+            return
+        }
+        watchForEnd(of: connection)
+        for watch in watches { watch.run(on: connection) }
+        publish(.connected)
+    }
+
+    private func publish(_ connectionState: ConnectionState) {
+        let observers = state.withLock { state in
+            state.connectionState = connectionState
+            return Array(state.observers.values)
+        }
+        for observer in observers { observer.yield(connectionState) }
+    }
+
+    /// Marks the client closed and ends everything; returns the connection to close.
+    private func shutDown(reason: SharedStateError) -> Connection? {
+        let (connection, watches, observers, reconnection) = state.withLock { state in
+            defer {
+                state.connection = nil
+                state.watches = [:]
+                state.observers = [:]
+                state.reconnection = nil
+                state.connectionState = .closed
+            }
+            return (state.connection, Array(state.watches.values), Array(state.observers.values), state.reconnection)
+        }
+        reconnection?.cancel()
+        connection?.close()
+        for watch in watches { watch.finish(throwing: reason) }
+        for observer in observers {
+            observer.yield(.closed)
+            observer.finish()
+        }
+        return connection
     }
 
     private func unexpected(_ result: Sharedstate_V1_Response.OneOf_Result) -> SharedStateError {
         SharedStateError(.protocolViolation, "syncd answered with an unexpected response: \(result)")
-    }
-
-    private static func describeConnectError(_ error: any Error) -> String {
-        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
-        return "\(error)"
     }
 }

@@ -1,0 +1,140 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// One socket connection to syncd, after the handshake: sends requests and hands back what
+/// syncd answers. ``SharedStateClient`` replaces it with a new one when it ends.
+final class Connection: Sendable {
+    let channel: any Channel
+    let router: ResponseRouter
+    let welcome: Sharedstate_V1_Welcome
+
+    private init(channel: any Channel, router: ResponseRouter, welcome: Sharedstate_V1_Welcome) {
+        self.channel = channel
+        self.router = router
+        self.welcome = welcome
+    }
+
+    /// Connects to the socket in `configuration` and completes the handshake.
+    ///
+    /// - Throws: `unavailable` naming the socket when syncd cannot be reached, `protocolViolation`
+    ///   when it refuses the handshake.
+    static func open(_ configuration: SharedStateClient.Configuration) async throws(SharedStateError) -> Connection {
+        let router = ResponseRouter()
+        let path = configuration.socketPath
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(
+                            ByteToMessageHandler(FrameDecoder(maxFrameBytes: WireProtocol.maxServerFrameBytes)),
+                            RoutingHandler(router: router, socketPath: path)
+                        )
+                    }
+                }
+                .connect(unixDomainSocketPath: path)
+                .get()
+        } catch {
+            throw SharedStateError(
+                .unavailable,
+                "cannot reach syncd at \(path): \(describe(error)). Is syncd running? Start it with `syncd`, or point --socket / SYNCD_SOCKET at its socket."
+            )
+        }
+        let hello = Sharedstate_V1_ClientFrame.with {
+            $0.hello = .with {
+                $0.protocolVersion = WireProtocol.version
+                $0.clientName = configuration.clientName
+            }
+        }
+        do {
+            let welcome = try await router.awaitWelcome {
+                channel.writeAndFlush(Frame.encode(hello, allocator: channel.allocator), promise: nil)
+            }
+            guard welcome.protocolVersion == WireProtocol.version else {
+                throw SharedStateError(
+                    .protocolViolation,
+                    "syncd at \(path) speaks protocol version \(welcome.protocolVersion); this client speaks \(WireProtocol.version)"
+                )
+            }
+            return Connection(channel: channel, router: router, welcome: welcome)
+        } catch {
+            channel.close(promise: nil)
+            throw error as? SharedStateError ?? SharedStateError(.unavailable, "handshake with syncd at \(path) failed: \(error)")
+        }
+    }
+
+    /// Sends a request and waits for its result; a response carrying an error is thrown.
+    func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result {
+        let id = router.makeRequestID()
+        let frame = Self.requestFrame(id: id, operation)
+        let channel = self.channel
+        let response: Sharedstate_V1_Response
+        do {
+            response = try await router.call(id: id) {
+                channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
+            }
+        } catch {
+            throw error as? SharedStateError ?? SharedStateError(.unavailable, "\(error)")
+        }
+        switch response.result {
+        case .error(let error): throw SharedStateError(wireValue: error)
+        case .some(let result): return result
+        case nil: throw SharedStateError(.protocolViolation, "syncd sent an empty response to request \(id)")
+        }
+    }
+
+    /// Starts a watch on this connection and returns its id here. Batches go to `onBatch`; if the
+    /// watch cannot start, or the connection ends, `onEnd` gets the reason.
+    func startWatch(
+        prefixes: [String],
+        start: WatchStart,
+        onBatch: @escaping @Sendable (WatchBatch) -> Void,
+        onEnd: @escaping @Sendable (SharedStateError) -> Void
+    ) -> UInt64 {
+        let id = router.makeRequestID()
+        guard router.registerWatch(id: id, onBatch: onBatch, onEnd: onEnd) else { return id }
+        let request = Self.requestFrame(
+            id: id,
+            .watch(
+                .with {
+                    $0.prefixes = prefixes
+                    switch start {
+                    case .snapshot: $0.snapshot = true
+                    case .now: break
+                    case .after(let revision): $0.afterRevision = revision
+                    }
+                }
+            )
+        )
+        channel.writeAndFlush(Frame.encode(request, allocator: channel.allocator), promise: nil)
+        return id
+    }
+
+    /// Ends a watch started here.
+    func cancelWatch(id: UInt64) {
+        let cancelID = router.makeRequestID()
+        guard router.removeWatch(id: id, cancelRequestID: cancelID) else { return }
+        let frame = Self.requestFrame(id: cancelID, .cancelWatch(.with { $0.watchID = id }))
+        channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
+    }
+
+    /// Closes the socket.
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    private static func requestFrame(id: UInt64, _ operation: Sharedstate_V1_Request.OneOf_Operation) -> Sharedstate_V1_ClientFrame {
+        .with {
+            $0.request = .with {
+                $0.id = id
+                $0.operation = operation
+            }
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// A watch as its consumer sees it: one stream that outlives connections. On each new connection
+/// it restarts after the last revision it delivered, or from a snapshot when that was compacted.
+final class ManagedWatch: Sendable {
+    let prefixes: [String]
+    private let start: WatchStart
+    private let continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation
+    private let state = Mutex(State())
+
+    private struct State {
+        var cursor = WatchCursor()
+        var hasDelivered = false
+        var needsSnapshot = false
+        /// Where the watch currently runs.
+        var connection: Connection?
+        var idOnConnection: UInt64 = 0
+    }
+
+    init(prefixes: [String], start: WatchStart, continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation) {
+        self.prefixes = prefixes
+        self.start = start
+        self.continuation = continuation
+    }
+
+    /// Starts (or restarts) the watch on `connection`. `onLost` is told when the connection ends
+    /// under it; every other failure ends the consumer's stream.
+    func run(on connection: Connection) {
+        let resumeStart: WatchStart = state.withLock { state in
+            if !state.hasDelivered { return start }
+            if state.needsSnapshot { return .snapshot }
+            return .after(state.cursor.revision ?? 0)
+        }
+        let id = connection.startWatch(
+            prefixes: prefixes,
+            start: resumeStart,
+            onBatch: { [weak self] batch in self?.deliver(batch) },
+            onEnd: { [weak self] error in self?.ended(on: connection, error) }
+        )
+        state.withLock { state in
+            state.connection = connection
+            state.idOnConnection = id
+        }
+    }
+
+    /// Stops the watch on its connection (the consumer went away).
+    func cancel() {
+        let (connection, id) = state.withLock { state in
+            defer { state.connection = nil }
+            return (state.connection, state.idOnConnection)
+        }
+        connection?.cancelWatch(id: id)
+    }
+
+    /// Ends the consumer's stream.
+    func finish(throwing error: SharedStateError) {
+        continuation.finish(throwing: error)
+    }
+
+    private func deliver(_ batch: WatchBatch) {
+        let forConsumer = state.withLock { state in
+            let isFirst = !state.hasDelivered
+            state.hasDelivered = true
+            state.needsSnapshot = false
+            return state.cursor.absorb(batch, isFirst: isFirst)
+        }
+        continuation.yield(forConsumer)
+    }
+
+    private func ended(on connection: Connection, _ error: SharedStateError) {
+        let resumed = state.withLock { $0.hasDelivered }
+        switch error.code {
+        case .unavailable where connection.router.hasEnded && state.withLock({ $0.connection === connection }):
+            // The connection is gone; the client restarts the watch on the next one.
+            break
+        case .compacted where resumed:
+            // The resume point is gone: start again from a snapshot, delivered as a difference.
+            state.withLock { $0.needsSnapshot = true }
+            run(on: connection)
+        default:
+            continuation.finish(throwing: error)
+        }
+    }
+}
