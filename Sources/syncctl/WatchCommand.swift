@@ -57,7 +57,7 @@ struct WatchCommand: AsyncParsableCommand {
         do {
             for try await batch in stream {
                 for change in batch.changes {
-                    print(line(for: change))
+                    print(ChangeLine.render(change, json: options.json))
                     if batch.kind != .snapshot { printed += 1 }
                     if let count, printed >= count {
                         fflush(nil)  // nil flushes every stream, stdout included
@@ -68,26 +68,6 @@ struct WatchCommand: AsyncParsableCommand {
             }
         } catch let error as SharedStateError {
             CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
-        }
-    }
-
-    private func line(for change: Change) -> String {
-        let revision = change.revision
-        if options.json {
-            var object = JSONObject()
-                .number("revision", revision)
-                .string("type", change.type.rawValue)
-                .string("key", change.key)
-            if change.type == .put {
-                object = object.raw("value", change.entry.value).number("version", change.entry.version)
-            } else {
-                object = object.number("version", 0)
-            }
-            return object.rendered
-        }
-        switch change.type {
-        case .put: return "\(revision) put \(change.key) \(String(decoding: change.entry.value, as: UTF8.self))"
-        case .delete: return "\(revision) delete \(change.key)"
         }
     }
 }

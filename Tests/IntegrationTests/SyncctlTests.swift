@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite(.timeLimit(.minutes(2))) struct SyncctlTests {
     @Test func commandsPrintTheDocumentedShapes() async throws {
         let scratch = try Scratch()
@@ -86,6 +90,32 @@ import Testing
         #expect(try await syncctl(["get", "k"], scratch: scratch).stdout == "5\n")
         #expect(try await syncctl(["compact"], scratch: scratch).status == 1)
         #expect(try await syncctl(["compact", "--revision", "99"], scratch: scratch).stderr.contains("the current revision is 5"))
+        try await daemon.stop()
+    }
+
+    @Test func historyAndClientsReportWhatHappenedAndWhoIsThere() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "a", "1"], scratch: scratch)
+        _ = try await syncctl(["put", "b", "1"], scratch: scratch)
+        _ = try await syncctl(["put", "a", "2"], scratch: scratch)
+        _ = try await syncctl(["delete", "a"], scratch: scratch)
+        let history = try await syncctl(["--json", "history", "a"], scratch: scratch)
+        #expect(try watchLines(history.stdout).map(\.revision) == [1, 3, 4])
+        #expect(try watchLines(history.stdout).map(\.type) == ["put", "put", "delete"])
+        let recent = try await syncctl(["--json", "history", "a", "--limit", "1"], scratch: scratch)
+        #expect(try watchLines(recent.stdout).map(\.revision) == [4])
+        #expect(try await syncctl(["history", "never"], scratch: scratch).status == 2)
+
+        let watch = try startWatch([], scratch: scratch)
+        try await waitForWatches(1, scratch: scratch)
+        let clients = try await syncctl(["--json", "clients"], scratch: scratch)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(clients.stdout.utf8)) as? [[String: Any]])
+        #expect(list.count == 2)
+        let watcher = try #require(list.first { $0["watches"] as? Int == 1 })
+        #expect(watcher["pid"] as? Int == Int(watch.process.processIdentifier))
+        #expect(watcher["uid"] as? Int == Int(getuid()))
+        #expect(watcher["name"] as? String == "syncctl")
         try await daemon.stop()
     }
 

@@ -57,3 +57,31 @@ public struct ServerStatus: Sendable, Hashable {
     /// The daemon's database file.
     public var databasePath: String
 }
+
+/// One client connected to syncd.
+public struct ClientInfo: Sendable, Hashable {
+    /// Its session id.
+    public var sessionID: UInt64
+    /// The name it gave when it connected.
+    public var name: String
+    /// The process, user and group that connected, as the kernel reports them (0 if unknown).
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+    /// How many watches it has.
+    public var watches: UInt64
+    /// Bytes waiting to be sent to it.
+    public var queuedBytes: UInt64
+    /// How often it fell behind and was resynchronised.
+    public var resyncs: UInt64
+    /// How long it has been connected.
+    public var connectedSeconds: Double
+}
+
+/// The changes of one key that the change log still holds.
+public struct KeyHistory: Sendable, Hashable {
+    /// Oldest first.
+    public var changes: [Change]
+    /// Changes up to this revision are no longer kept.
+    public var compactedRevision: UInt64
+}

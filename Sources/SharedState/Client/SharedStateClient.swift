@@ -244,6 +244,45 @@ public final class SharedStateClient: Sendable {
         )
     }
 
+    /// The changes of `key` still in the change log, oldest first.
+    ///
+    /// - Parameter limit: Only the most recent `limit` changes.
+    public func history(of key: String, limit: Int? = nil) async throws(SharedStateError) -> KeyHistory {
+        try KeyRules.validateKey(key, limits: limits)
+        if let limit, limit < 1 {
+            throw SharedStateError(.invalidArgument, "history limit must be at least 1, not \(limit)")
+        }
+        let result = try await call(
+            .history(
+                .with {
+                    $0.key = key
+                    $0.limit = UInt32(clamping: limit ?? 0)
+                }
+            )
+        )
+        guard case .history(let history) = result else { throw unexpected(result) }
+        return KeyHistory(changes: history.changes.map(Change.init(wireValue:)), compactedRevision: history.compactedRevision)
+    }
+
+    /// Every client connected to syncd, this one included.
+    public func clients() async throws(SharedStateError) -> [ClientInfo] {
+        let result = try await call(.clients(.init()))
+        guard case .clients(let clients) = result else { throw unexpected(result) }
+        return clients.clients.map {
+            ClientInfo(
+                sessionID: $0.sessionID,
+                name: $0.name,
+                pid: $0.pid,
+                uid: $0.uid,
+                gid: $0.gid,
+                watches: $0.watches,
+                queuedBytes: $0.queuedBytes,
+                resyncs: $0.resyncs,
+                connectedSeconds: $0.connectedSeconds
+            )
+        }
+    }
+
     /// Removes the change log up to and including `revision`; watches can no longer resume from
     /// before it. Returns the compacted revision.
     ///

@@ -411,6 +411,22 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .compact(newValue)}
   }
 
+  public var history: Sharedstate_V1_HistoryRequest {
+    get {
+      if case .history(let v)? = operation {return v}
+      return Sharedstate_V1_HistoryRequest()
+    }
+    set {operation = .history(newValue)}
+  }
+
+  public var clients: Sharedstate_V1_ClientsRequest {
+    get {
+      if case .clients(let v)? = operation {return v}
+      return Sharedstate_V1_ClientsRequest()
+    }
+    set {operation = .clients(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -423,6 +439,8 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case cancelWatch(Sharedstate_V1_CancelWatchRequest)
     case status(Sharedstate_V1_StatusRequest)
     case compact(Sharedstate_V1_CompactRequest)
+    case history(Sharedstate_V1_HistoryRequest)
+    case clients(Sharedstate_V1_ClientsRequest)
 
   }
 
@@ -518,6 +536,22 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .compact(newValue)}
   }
 
+  public var history: Sharedstate_V1_HistoryResponse {
+    get {
+      if case .history(let v)? = result {return v}
+      return Sharedstate_V1_HistoryResponse()
+    }
+    set {result = .history(newValue)}
+  }
+
+  public var clients: Sharedstate_V1_ClientsResponse {
+    get {
+      if case .clients(let v)? = result {return v}
+      return Sharedstate_V1_ClientsResponse()
+    }
+    set {result = .clients(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -531,6 +565,8 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case cancelWatch(Sharedstate_V1_CancelWatchResponse)
     case status(Sharedstate_V1_StatusResponse)
     case compact(Sharedstate_V1_CompactResponse)
+    case history(Sharedstate_V1_HistoryResponse)
+    case clients(Sharedstate_V1_ClientsResponse)
 
   }
 
@@ -982,6 +1018,92 @@ public nonisolated struct Sharedstate_V1_CompactResponse: Sendable {
   public init() {}
 }
 
+/// The changes of one key still in the change log.
+public nonisolated struct Sharedstate_V1_HistoryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  /// The most recent `limit` changes; 0 means all that are kept.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_HistoryResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Oldest first.
+  public var changes: [Sharedstate_V1_Change] = []
+
+  /// Changes up to this revision are no longer kept.
+  public var compactedRevision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_ClientsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One connected client, as the kernel and the handshake describe it.
+public nonisolated struct Sharedstate_V1_ClientInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: UInt64 = 0
+
+  public var name: String = String()
+
+  /// From SO_PEERCRED at accept.
+  public var pid: Int32 = 0
+
+  public var uid: UInt32 = 0
+
+  public var gid: UInt32 = 0
+
+  public var watches: UInt64 = 0
+
+  /// Bytes waiting to be sent to it.
+  public var queuedBytes: UInt64 = 0
+
+  /// How often it fell behind and was resynchronised.
+  public var resyncs: UInt64 = 0
+
+  public var connectedSeconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_ClientsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var clients: [Sharedstate_V1_ClientInfo] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Sharedstate_V1_Change: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1291,7 +1413,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1417,6 +1539,32 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .compact(v)
         }
       }()
+      case 11: try {
+        var v: Sharedstate_V1_HistoryRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .history(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .history(v)
+        }
+      }()
+      case 12: try {
+        var v: Sharedstate_V1_ClientsRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .clients(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .clients(v)
+        }
+      }()
       default: break
       }
     }
@@ -1467,6 +1615,14 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .compact(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
+    case .history?: try {
+      guard case .history(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .clients?: try {
+      guard case .clients(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1482,7 +1638,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1621,6 +1777,32 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .compact(v)
         }
       }()
+      case 12: try {
+        var v: Sharedstate_V1_HistoryResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .history(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .history(v)
+        }
+      }()
+      case 13: try {
+        var v: Sharedstate_V1_ClientsResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .clients(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .clients(v)
+        }
+      }()
       default: break
       }
     }
@@ -1674,6 +1856,14 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .compact?: try {
       guard case .compact(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .history?: try {
+      guard case .history(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .clients?: try {
+      guard case .clients(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
     case nil: break
     }
@@ -2569,6 +2759,195 @@ nonisolated extension Sharedstate_V1_CompactResponse: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Sharedstate_V1_CompactResponse, rhs: Sharedstate_V1_CompactResponse) -> Bool {
     if lhs.compactedRevision != rhs.compactedRevision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_HistoryRequest, rhs: Sharedstate_V1_HistoryRequest) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}changes\0\u{3}compacted_revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.compactedRevision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 1)
+    }
+    if self.compactedRevision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.compactedRevision, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_HistoryResponse, rhs: Sharedstate_V1_HistoryResponse) -> Bool {
+    if lhs.changes != rhs.changes {return false}
+    if lhs.compactedRevision != rhs.compactedRevision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ClientsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClientsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ClientsRequest, rhs: Sharedstate_V1_ClientsRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.gid) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.watches) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.queuedBytes) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.resyncs) }()
+      case 9: try { try decoder.decodeSingularDoubleField(value: &self.connectedSeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sessionID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 3)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 4)
+    }
+    if self.gid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.gid, fieldNumber: 5)
+    }
+    if self.watches != 0 {
+      try visitor.visitSingularUInt64Field(value: self.watches, fieldNumber: 6)
+    }
+    if self.queuedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.queuedBytes, fieldNumber: 7)
+    }
+    if self.resyncs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.resyncs, fieldNumber: 8)
+    }
+    if self.connectedSeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.connectedSeconds, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ClientInfo, rhs: Sharedstate_V1_ClientInfo) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs.pid != rhs.pid {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.gid != rhs.gid {return false}
+    if lhs.watches != rhs.watches {return false}
+    if lhs.queuedBytes != rhs.queuedBytes {return false}
+    if lhs.resyncs != rhs.resyncs {return false}
+    if lhs.connectedSeconds != rhs.connectedSeconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ClientsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClientsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}clients\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.clients) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.clients.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.clients, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ClientsResponse, rhs: Sharedstate_V1_ClientsResponse) -> Bool {
+    if lhs.clients != rhs.clients {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -294,13 +294,32 @@ final class StateEngine: Sendable {
 
     /// Sends a resync snapshot to each of `subscriber`'s watches that missed changes while it was
     /// backlogged; called when its outbound queue has drained.
-    func resync(_ subscriber: some WatchSubscriber) {
+    /// - Returns: How many watches were resynchronised.
+    @discardableResult
+    func resync(_ subscriber: some WatchSubscriber) -> Int {
         published.withLock { state in
-            guard !subscriber.isBacklogged else { return }
+            guard !subscriber.isBacklogged else { return 0 }
             let owed = state.watches.takeResyncs(of: subscriber)
-            guard !owed.isEmpty else { return }
+            guard !owed.isEmpty else { return 0 }
             subscriber.send(owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, state: state) })
             logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
+            return owed.count
+        }
+    }
+
+    /// How many watches `subscriber` has.
+    func watchCount(of subscriber: some WatchSubscriber) -> Int {
+        published.withLock { $0.watches.count(of: subscriber) }
+    }
+
+    /// The changes of `key` still in the change log, oldest first: the most recent `limit`, or
+    /// all with nil; and the compacted revision.
+    func history(of key: String, limit: Int?) async throws(SharedStateError) -> (changes: [Change], compactedRevision: UInt64) {
+        let compacted = published.withLock { $0.compactedRevision }
+        do {
+            return (try await storage.history(of: key, limit: limit), compacted)
+        } catch {
+            throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
         }
     }
 

@@ -37,6 +37,12 @@ struct WatchRegistry {
     /// The number of active watches.
     var count: Int { watches.count }
 
+    /// The number of watches `subscriber` has.
+    func count(of subscriber: any WatchSubscriber) -> Int {
+        let identifier = ObjectIdentifier(subscriber)
+        return watches.keys.lazy.filter { $0.subscriber == identifier }.count
+    }
+
     /// Whether `subscriber` has a watch with this id.
     func contains(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
         watches[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil

@@ -16,34 +16,30 @@ final class ClientSession {
         case close(SharedStateError)
     }
 
-    /// Who the peer is, for status and logs.
-    struct Peer: Sendable {
-        var sessionID: UInt64
-        var clientName = ""
-    }
-
-    private(set) var peer: Peer
+    /// Who the peer is, for `clients`, status and logs.
+    let record: ClientRecord
     private var hasGreeted = false
-    private let writer: ConnectionWriter
+    private var writer: ConnectionWriter { record.writer }
     private let engine: StateEngine
     private let settings: RuntimeSettings
     private let status: @Sendable () -> Sharedstate_V1_StatusResponse
+    private let clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
     private let logger: Logger
 
     init(
-        sessionID: UInt64,
-        writer: ConnectionWriter,
+        record: ClientRecord,
         engine: StateEngine,
         settings: RuntimeSettings,
         logger: Logger,
-        status: @escaping @Sendable () -> Sharedstate_V1_StatusResponse
+        status: @escaping @Sendable () -> Sharedstate_V1_StatusResponse,
+        clients: @escaping @Sendable () async -> [Sharedstate_V1_ClientInfo]
     ) {
-        self.peer = Peer(sessionID: sessionID)
-        self.writer = writer
+        self.record = record
         self.engine = engine
         self.settings = settings
         self.logger = logger
         self.status = status
+        self.clients = clients
     }
 
     /// Handles one inbound frame.
@@ -71,7 +67,7 @@ final class ClientSession {
     /// Called once the connection is gone: ends its watches and deletes its ephemeral keys.
     func end() {
         engine.removeWatches(of: writer)
-        engine.endSession(peer.sessionID)
+        engine.endSession(record.sessionID)
     }
 
     private func greet(_ hello: Sharedstate_V1_Hello) -> Disposition {
@@ -87,14 +83,14 @@ final class ClientSession {
             )
         }
         hasGreeted = true
-        peer.clientName = String(hello.clientName.prefix(128))
-        logger.debug("client greeted", metadata: ["session": "\(peer.sessionID)", "name": "\(peer.clientName)"])
+        record.clientName = String(hello.clientName.prefix(128))
+        logger.debug("client greeted", metadata: ["session": "\(record.sessionID)", "name": "\(record.clientName)"])
         send(
             .with {
                 $0.welcome = .with {
                     $0.protocolVersion = WireProtocol.version
                     $0.revision = engine.revision
-                    $0.sessionID = peer.sessionID
+                    $0.sessionID = record.sessionID
                     $0.serverVersion = WireProtocol.softwareVersion
                 }
             }
@@ -164,6 +160,20 @@ final class ClientSession {
                 let status = status()
                 respond(id) { $0.status = status }
 
+            case .history(let history):
+                try KeyRules.validateKey(history.key, limits: limits)
+                let result = try await engine.history(of: history.key, limit: history.limit == 0 ? nil : Int(history.limit))
+                respond(id) {
+                    $0.history = .with {
+                        $0.changes = result.changes.map(\.wireValue)
+                        $0.compactedRevision = result.compactedRevision
+                    }
+                }
+
+            case .clients:
+                let clients = await clients()
+                respond(id) { $0.clients = .with { $0.clients = clients } }
+
             case .compact(let compact):
                 let compacted = try await engine.compact(through: compact.revision)
                 respond(id) { $0.compact = .with { $0.compactedRevision = compacted } }
@@ -221,7 +231,7 @@ final class ClientSession {
                 key: put.key,
                 value: put.value,
                 ifVersion: put.hasIfVersion ? put.ifVersion : nil,
-                ephemeralSession: put.ephemeral ? peer.sessionID : 0
+                ephemeralSession: put.ephemeral ? record.sessionID : 0
             )
         case .delete(let delete):
             try KeyRules.validateKey(delete.key, limits: limits)

@@ -13,6 +13,7 @@ import Synchronization
 final class ConnectionWriter: WatchSubscriber {
     private let channel: any Channel
     private let backlogged = Atomic<Bool>(false)
+    private let resyncCount = Atomic<UInt64>(0)
 
     init(channel: any Channel) {
         self.channel = channel
@@ -21,6 +22,19 @@ final class ConnectionWriter: WatchSubscriber {
     var allocator: ByteBufferAllocator { channel.allocator }
 
     var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
+
+    /// How often this connection fell behind and was resynchronised.
+    var resyncs: UInt64 { resyncCount.load(ordering: .relaxed) }
+
+    /// Counts one resynchronisation.
+    func countResync() {
+        resyncCount.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// The bytes queued in the channel and not yet written to the socket.
+    var queuedBytes: Int {
+        get async { (try? await channel.getOption(.bufferedWritableBytes)) ?? 0 }
+    }
 
     /// Records the channel's writability; returns true when the connection just caught up.
     func writabilityChanged(isWritable: Bool) -> Bool {

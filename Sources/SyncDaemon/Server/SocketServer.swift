@@ -31,7 +31,7 @@ final class SocketServer: Service {
     private let onListening: @Sendable () -> Void
     /// Open connections by session id, and whether shutdown has begun (a connection accepted
     /// after that is closed at once).
-    private let connections = Mutex<(open: [UInt64: any Channel], isShuttingDown: Bool)>(([:], false))
+    private let connections = Mutex<(open: [UInt64: (channel: any Channel, record: ClientRecord)], isShuttingDown: Bool)>(([:], false))
     private let nextSessionID = Atomic<UInt64>(1)
     private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
 
@@ -90,7 +90,7 @@ final class SocketServer: Service {
             listener.channel.close(promise: nil)
             let open = self.connections.withLock { connections in
                 connections.isShuttingDown = true
-                return Array(connections.open.values)
+                return connections.open.values.map(\.channel)
             }
             for channel in open {
                 channel.close(promise: nil)
@@ -103,26 +103,34 @@ final class SocketServer: Service {
         let writer = ConnectionWriter(channel: connection.channel)
         let engine = self.engine
         try? await connection.channel.pipeline.addHandler(
-            BacklogHandler(writer: writer, caughtUp: { engine.resync(writer) }),
+            BacklogHandler(
+                writer: writer,
+                caughtUp: { if engine.resync(writer) > 0 { writer.countResync() } }
+            ),
             position: .first
         )
-        let session = ClientSession(
+        let record = ClientRecord(
             sessionID: sessionID,
-            writer: writer,
+            credentials: await PeerCredentials.read(from: connection.channel),
+            writer: writer
+        )
+        let session = ClientSession(
+            record: record,
             engine: engine,
             settings: configuration.settings,
             logger: logger,
-            status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() }
+            status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() },
+            clients: { [weak self] in await self?.clientsReport() ?? [] }
         )
         let isShuttingDown = connections.withLock { connections in
-            connections.open[sessionID] = connection.channel
+            connections.open[sessionID] = (connection.channel, record)
             return connections.isShuttingDown
         }
         if isShuttingDown { connection.channel.close(promise: nil) }
         defer {
             session.end()
             connections.withLock { _ = $0.open.removeValue(forKey: sessionID) }
-            logger.debug("client left", metadata: ["session": "\(sessionID)", "name": "\(session.peer.clientName)"])
+            logger.debug("client left", metadata: ["session": "\(sessionID)", "name": "\(record.clientName)"])
         }
         do {
             try await connection.executeThenClose { inbound, _ in
@@ -142,10 +150,34 @@ final class SocketServer: Service {
         }
     }
 
+    /// Every connected client, for `syncctl clients`.
+    private func clientsReport() async -> [Sharedstate_V1_ClientInfo] {
+        let records = connections.withLock { $0.open.values.map(\.record) }.sorted { $0.sessionID < $1.sessionID }
+        var report: [Sharedstate_V1_ClientInfo] = []
+        for record in records {
+            let queued = await record.writer.queuedBytes
+            let age = ContinuousClock.now - record.connectedAt
+            report.append(
+                .with {
+                    $0.sessionID = record.sessionID
+                    $0.name = record.clientName
+                    $0.pid = record.credentials?.pid ?? 0
+                    $0.uid = record.credentials?.uid ?? 0
+                    $0.gid = record.credentials?.gid ?? 0
+                    $0.watches = UInt64(engine.watchCount(of: record.writer))
+                    $0.queuedBytes = UInt64(queued)
+                    $0.resyncs = record.writer.resyncs
+                    $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+                }
+            )
+        }
+        return report
+    }
+
     private func close(_ writer: ConnectionWriter, because error: SharedStateError, session: ClientSession) async {
         logger.info(
             "closing connection after a protocol error",
-            metadata: ["session": "\(session.peer.sessionID)", "name": "\(session.peer.clientName)", "error": "\(error)"]
+            metadata: ["session": "\(session.record.sessionID)", "name": "\(session.record.clientName)", "error": "\(error)"]
         )
         await writer.sendLast(Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: writer.allocator))
     }

@@ -127,6 +127,21 @@ final class Storage: Sendable {
         }
     }
 
+    /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
+    /// nil). Reads the log from the newest revision back, so it costs the length of the log.
+    func history(of key: String, limit: Int?) async throws -> [Change] {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT body FROM changes ORDER BY revision DESC")
+            var found: [Change] = []
+            while let row = try rows.next() {
+                let revision = try CommittedRevision(logRecord: row[0])
+                found.append(contentsOf: revision.changes.filter { $0.key == key })
+                if let limit, found.count >= limit { break }
+            }
+            return found.reversed()
+        }
+    }
+
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
         try await pool.read { db in

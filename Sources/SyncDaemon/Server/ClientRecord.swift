@@ -1,0 +1,22 @@
+import Synchronization
+
+/// What syncd knows about one connected client, for `syncctl clients`.
+final class ClientRecord: Sendable {
+    let sessionID: UInt64
+    let credentials: PeerCredentials?
+    let connectedAt = ContinuousClock.now
+    let writer: ConnectionWriter
+    private let name = Mutex("")
+
+    init(sessionID: UInt64, credentials: PeerCredentials?, writer: ConnectionWriter) {
+        self.sessionID = sessionID
+        self.credentials = credentials
+        self.writer = writer
+    }
+
+    /// The name the client gave in its Hello.
+    var clientName: String {
+        get { name.withLock { $0 } }
+        set { name.withLock { $0 = newValue } }
+    }
+}

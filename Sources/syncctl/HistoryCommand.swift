@@ -1,0 +1,36 @@
+import ArgumentParser
+import SharedState
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Print the changes of a key that the change log still holds, oldest first.",
+        discussion: "One line per change, in the same form as watch. Exits 2 when the log holds none."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The key.")
+    var key: String
+
+    @Option(help: "Only the most recent N changes.")
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() async throws {
+        let client = try await options.connect()
+        let history = try await CommandFailure.exitOnError { try await client.history(of: key, limit: limit) }
+        if history.changes.isEmpty {
+            CommandFailure.fail(
+                "no changes of key \"\(key)\" in the change log (compacted through revision \(history.compactedRevision))",
+                code: 2
+            )
+        }
+        for change in history.changes {
+            print(ChangeLine.render(change, json: options.json))
+        }
+    }
+}
