@@ -137,7 +137,11 @@ public final class Daemon: Sendable {
         let databasePath = configuration.databasePath
         let startTime = self.startTime
         return SocketServer(
-            configuration: .init(listener: listener, settings: settings),
+            configuration: .init(
+                listener: listener,
+                settings: settings,
+                transferDirectory: (databasePath as NSString).deletingLastPathComponent
+            ),
             engine: engine,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: logger,

@@ -49,7 +49,9 @@ import Testing
             let finalRevision = try #require(
                 (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["revision"] as? Int
             )
-            try await eventually("the watcher to catch up") { seen.all.last.map { Int($0.revision) } == finalRevision }
+            try await eventually("the watcher to reconnect and catch up") {
+                watcher.connectionState == .connected && seen.all.last.map { Int($0.revision) } == finalRevision
+            }
             group.cancelAll()
         }
 

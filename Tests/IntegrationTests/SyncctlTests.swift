@@ -119,6 +119,40 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func backupAndRestoreRoundTripAsOneRevisionWatchersSee() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "a", "1"], scratch: scratch)
+        _ = try await syncctl(["put", "b", #"{"x":2}"#], scratch: scratch)
+        let backup = try await syncctl(["--json", "backup", scratch.file("backup.sqlite")], scratch: scratch)
+        #expect(backup.status == 0, "\(backup.stderr)")
+        #expect(backup.stdout.hasPrefix(#"{"revision":2,"#))
+        _ = try await syncctl(["put", "a", "5"], scratch: scratch)
+        _ = try await syncctl(["put", "c", "3"], scratch: scratch)
+        _ = try await syncctl(["delete", "b"], scratch: scratch)
+
+        let watch = try startWatch(["--count", "3"], scratch: scratch)
+        try await waitForWatches(1, scratch: scratch)
+        let restore = try await syncctl(["--json", "restore", scratch.file("backup.sqlite")], scratch: scratch)
+        #expect(restore.stdout == #"{"revision":6,"puts":2,"deletes":1}"# + "\n")
+        #expect(try await watch.waitForExit() == 0)
+        let lines = try watchLines(watch.stdout)
+        #expect(lines.allSatisfy { $0.revision == 6 })
+        #expect(lines.map(\.key).sorted() == ["a", "b", "c"])
+        let list = try await syncctl(["list"], scratch: scratch)
+        #expect(list.stdout == "a\t1\nb\t{\"x\":2}\n")
+
+        // Not a backup: refused, nothing changes, no temporary file left behind.
+        try "garbage".write(toFile: scratch.file("bad"), atomically: true, encoding: .utf8)
+        let bad = try await syncctl(["restore", scratch.file("bad")], scratch: scratch)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("not a usable syncd backup"))
+        #expect(try await syncctl(["list"], scratch: scratch).stdout == list.stdout)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/db").filter { $0.contains("transfer") }
+        #expect(leftovers.isEmpty)
+        try await daemon.stop()
+    }
+
     @Test func unreachableDaemonExitsFourAndSaysHowToStartIt() async throws {
         let scratch = try Scratch()
         let result = try await syncctl(["get", "a"], scratch: scratch)

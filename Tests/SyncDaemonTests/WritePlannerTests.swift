@@ -111,6 +111,26 @@ import Testing
         #expect(everyone.changes.map(\.key) == ["mine", "theirs"])
     }
 
+    @Test func restoreWritesWhatDiffersAndDeletesWhatTheBackupLacks() throws {
+        let backup = [
+            Entry(key: "a", value: Data("1".utf8), version: 9, createRevision: 1, modRevision: 9),
+            Entry(key: "new", value: Data("2".utf8), version: 1, createRevision: 4, modRevision: 4),
+            Entry(key: "gone-session", value: Data("3".utf8), version: 1, createRevision: 5, modRevision: 5, ephemeralSession: 2),
+        ]
+        let current: [String: Entry] = [
+            "a": existing,
+            "stale": Entry(key: "stale", value: Data("0".utf8), version: 1, createRevision: 1, modRevision: 1),
+        ]
+        let plan = try WritePlanner.plan(.restore(entries: backup, currentKeys: ["a", "stale"]), revision: 10) { current[$0] }
+        // "a" already holds the backup's value; the ephemeral key's session is gone.
+        #expect(plan.outcome == .restored(revision: 10, puts: 1, deletes: 1))
+        #expect(
+            plan.changes == [
+                .put(Entry(key: "new", value: Data("2".utf8), version: 1, createRevision: 10, modRevision: 10)),
+                .delete("stale", revision: 10),
+            ])
+    }
+
     @Test func transactionWritingAKeyTwiceIsRefused() {
         #expect {
             try WritePlanner.plan(

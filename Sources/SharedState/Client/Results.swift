@@ -85,3 +85,21 @@ public struct KeyHistory: Sendable, Hashable {
     /// Changes up to this revision are no longer kept.
     public var compactedRevision: UInt64
 }
+
+/// What a backup wrote.
+public struct BackupResult: Sendable, Hashable {
+    /// The revision the backup holds.
+    public var revision: UInt64
+    /// The size of the file.
+    public var bytes: UInt64
+}
+
+/// What a restore changed.
+public struct RestoreResult: Sendable, Hashable {
+    /// The revision of the restore (the current one if nothing differed).
+    public var revision: UInt64
+    /// How many keys it wrote.
+    public var puts: UInt64
+    /// How many keys it removed.
+    public var deletes: UInt64
+}

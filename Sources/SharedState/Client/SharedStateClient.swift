@@ -342,7 +342,7 @@ public final class SharedStateClient: Sendable {
 
     // MARK: Connection
 
-    private func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
+    func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
         let (connection, connectionState) = state.withLock { ($0.connection, $0.connectionState) }
@@ -445,7 +445,7 @@ public final class SharedStateClient: Sendable {
         return connection
     }
 
-    private func unexpected(_ result: Sharedstate_V1_Response.OneOf_Result) -> SharedStateError {
+    func unexpected(_ result: Sharedstate_V1_Response.OneOf_Result) -> SharedStateError {
         SharedStateError(.protocolViolation, "syncd answered with an unexpected response: \(result)")
     }
 }

@@ -427,6 +427,46 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .clients(newValue)}
   }
 
+  public var backup: Sharedstate_V1_BackupRequest {
+    get {
+      if case .backup(let v)? = operation {return v}
+      return Sharedstate_V1_BackupRequest()
+    }
+    set {operation = .backup(newValue)}
+  }
+
+  public var transferRead: Sharedstate_V1_TransferReadRequest {
+    get {
+      if case .transferRead(let v)? = operation {return v}
+      return Sharedstate_V1_TransferReadRequest()
+    }
+    set {operation = .transferRead(newValue)}
+  }
+
+  public var transferWrite: Sharedstate_V1_TransferWriteRequest {
+    get {
+      if case .transferWrite(let v)? = operation {return v}
+      return Sharedstate_V1_TransferWriteRequest()
+    }
+    set {operation = .transferWrite(newValue)}
+  }
+
+  public var transferEnd: Sharedstate_V1_TransferEndRequest {
+    get {
+      if case .transferEnd(let v)? = operation {return v}
+      return Sharedstate_V1_TransferEndRequest()
+    }
+    set {operation = .transferEnd(newValue)}
+  }
+
+  public var restore: Sharedstate_V1_RestoreRequest {
+    get {
+      if case .restore(let v)? = operation {return v}
+      return Sharedstate_V1_RestoreRequest()
+    }
+    set {operation = .restore(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -441,6 +481,11 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case compact(Sharedstate_V1_CompactRequest)
     case history(Sharedstate_V1_HistoryRequest)
     case clients(Sharedstate_V1_ClientsRequest)
+    case backup(Sharedstate_V1_BackupRequest)
+    case transferRead(Sharedstate_V1_TransferReadRequest)
+    case transferWrite(Sharedstate_V1_TransferWriteRequest)
+    case transferEnd(Sharedstate_V1_TransferEndRequest)
+    case restore(Sharedstate_V1_RestoreRequest)
 
   }
 
@@ -552,6 +597,46 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .clients(newValue)}
   }
 
+  public var backup: Sharedstate_V1_BackupResponse {
+    get {
+      if case .backup(let v)? = result {return v}
+      return Sharedstate_V1_BackupResponse()
+    }
+    set {result = .backup(newValue)}
+  }
+
+  public var transferRead: Sharedstate_V1_TransferReadResponse {
+    get {
+      if case .transferRead(let v)? = result {return v}
+      return Sharedstate_V1_TransferReadResponse()
+    }
+    set {result = .transferRead(newValue)}
+  }
+
+  public var transferWrite: Sharedstate_V1_TransferWriteResponse {
+    get {
+      if case .transferWrite(let v)? = result {return v}
+      return Sharedstate_V1_TransferWriteResponse()
+    }
+    set {result = .transferWrite(newValue)}
+  }
+
+  public var transferEnd: Sharedstate_V1_TransferEndResponse {
+    get {
+      if case .transferEnd(let v)? = result {return v}
+      return Sharedstate_V1_TransferEndResponse()
+    }
+    set {result = .transferEnd(newValue)}
+  }
+
+  public var restore: Sharedstate_V1_RestoreResponse {
+    get {
+      if case .restore(let v)? = result {return v}
+      return Sharedstate_V1_RestoreResponse()
+    }
+    set {result = .restore(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -567,6 +652,11 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case compact(Sharedstate_V1_CompactResponse)
     case history(Sharedstate_V1_HistoryResponse)
     case clients(Sharedstate_V1_ClientsResponse)
+    case backup(Sharedstate_V1_BackupResponse)
+    case transferRead(Sharedstate_V1_TransferReadResponse)
+    case transferWrite(Sharedstate_V1_TransferWriteResponse)
+    case transferEnd(Sharedstate_V1_TransferEndResponse)
+    case restore(Sharedstate_V1_RestoreResponse)
 
   }
 
@@ -1104,6 +1194,144 @@ public nonisolated struct Sharedstate_V1_ClientsResponse: Sendable {
   public init() {}
 }
 
+/// Makes a consistent copy of the database (SQLite's online backup) and opens a transfer to read it.
+public nonisolated struct Sharedstate_V1_BackupRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_BackupResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var size: UInt64 = 0
+
+  /// The revision the copy holds.
+  public var revision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_TransferReadRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var offset: UInt64 = 0
+
+  public var length: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_TransferReadResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Appends to an upload; transfer_id 0 starts a new one.
+public nonisolated struct Sharedstate_V1_TransferWriteRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_TransferWriteResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var size: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_TransferEndRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_TransferEndResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Makes the current entries equal to those of the uploaded backup, as one new revision: puts for
+/// keys whose value differs, deletes for keys the backup does not have. Revisions keep increasing, so
+/// watchers see the restore like any other change; the backup's history is not restored.
+public nonisolated struct Sharedstate_V1_RestoreRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var transferID: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_RestoreResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var revision: UInt64 = 0
+
+  public var puts: UInt64 = 0
+
+  public var deletes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Sharedstate_V1_Change: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1413,7 +1641,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1565,6 +1793,71 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .clients(v)
         }
       }()
+      case 13: try {
+        var v: Sharedstate_V1_BackupRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .backup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .backup(v)
+        }
+      }()
+      case 14: try {
+        var v: Sharedstate_V1_TransferReadRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .transferRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .transferRead(v)
+        }
+      }()
+      case 15: try {
+        var v: Sharedstate_V1_TransferWriteRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .transferWrite(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .transferWrite(v)
+        }
+      }()
+      case 16: try {
+        var v: Sharedstate_V1_TransferEndRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .transferEnd(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .transferEnd(v)
+        }
+      }()
+      case 17: try {
+        var v: Sharedstate_V1_RestoreRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .restore(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .restore(v)
+        }
+      }()
       default: break
       }
     }
@@ -1623,6 +1916,26 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .clients(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
     }()
+    case .backup?: try {
+      guard case .backup(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .transferRead?: try {
+      guard case .transferRead(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .transferWrite?: try {
+      guard case .transferWrite(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .transferEnd?: try {
+      guard case .transferEnd(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .restore?: try {
+      guard case .restore(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1638,7 +1951,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1803,6 +2116,71 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .clients(v)
         }
       }()
+      case 14: try {
+        var v: Sharedstate_V1_BackupResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .backup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .backup(v)
+        }
+      }()
+      case 15: try {
+        var v: Sharedstate_V1_TransferReadResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .transferRead(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .transferRead(v)
+        }
+      }()
+      case 16: try {
+        var v: Sharedstate_V1_TransferWriteResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .transferWrite(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .transferWrite(v)
+        }
+      }()
+      case 17: try {
+        var v: Sharedstate_V1_TransferEndResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .transferEnd(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .transferEnd(v)
+        }
+      }()
+      case 18: try {
+        var v: Sharedstate_V1_RestoreResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .restore(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .restore(v)
+        }
+      }()
       default: break
       }
     }
@@ -1864,6 +2242,26 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .clients?: try {
       guard case .clients(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .backup?: try {
+      guard case .backup(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .transferRead?: try {
+      guard case .transferRead(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .transferWrite?: try {
+      guard case .transferWrite(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .transferEnd?: try {
+      guard case .transferEnd(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .restore?: try {
+      guard case .restore(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
     case nil: break
     }
@@ -2948,6 +3346,324 @@ nonisolated extension Sharedstate_V1_ClientsResponse: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Sharedstate_V1_ClientsResponse, rhs: Sharedstate_V1_ClientsResponse) -> Bool {
     if lhs.clients != rhs.clients {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_BackupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_BackupRequest, rhs: Sharedstate_V1_BackupRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_BackupResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0\u{1}size\0\u{1}revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 2)
+    }
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_BackupResponse, rhs: Sharedstate_V1_BackupResponse) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.revision != rhs.revision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferReadRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferReadRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0\u{1}offset\0\u{1}length\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.offset) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.length) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt64Field(value: self.offset, fieldNumber: 2)
+    }
+    if self.length != 0 {
+      try visitor.visitSingularUInt32Field(value: self.length, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferReadRequest, rhs: Sharedstate_V1_TransferReadRequest) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.length != rhs.length {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferReadResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferReadResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferReadResponse, rhs: Sharedstate_V1_TransferReadResponse) -> Bool {
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferWriteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferWriteRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferWriteRequest, rhs: Sharedstate_V1_TransferWriteRequest) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferWriteResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferWriteResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0\u{1}size\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.size) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    if self.size != 0 {
+      try visitor.visitSingularUInt64Field(value: self.size, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferWriteResponse, rhs: Sharedstate_V1_TransferWriteResponse) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.size != rhs.size {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferEndRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferEndRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferEndRequest, rhs: Sharedstate_V1_TransferEndRequest) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_TransferEndResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".TransferEndResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_TransferEndResponse, rhs: Sharedstate_V1_TransferEndResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_RestoreRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestoreRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}transfer_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.transferID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.transferID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.transferID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_RestoreRequest, rhs: Sharedstate_V1_RestoreRequest) -> Bool {
+    if lhs.transferID != rhs.transferID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_RestoreResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestoreResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}puts\0\u{1}deletes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.puts) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.deletes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 1)
+    }
+    if self.puts != 0 {
+      try visitor.visitSingularUInt64Field(value: self.puts, fieldNumber: 2)
+    }
+    if self.deletes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.deletes, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_RestoreResponse, rhs: Sharedstate_V1_RestoreResponse) -> Bool {
+    if lhs.revision != rhs.revision {return false}
+    if lhs.puts != rhs.puts {return false}
+    if lhs.deletes != rhs.deletes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -125,7 +125,14 @@ final class StateEngine: Sendable {
         var revisions: [CommittedRevision] = []
         results.reserveCapacity(batch.count)
 
-        for request in batch {
+        for var request in batch {
+            if case .restore(let entries, _) = request {
+                // A restore removes every key it does not have: the keys as they stand now,
+                // after the writes planned before it in this batch.
+                let keys = published.withLock { Set($0.entries.keys) }
+                    .union(overlay.compactMap { $0.value == nil ? nil : $0.key })
+                request = .restore(entries: entries, currentKeys: keys.sorted())
+            }
             do {
                 let plan = try WritePlanner.plan(request, revision: revision + 1) { key in
                     if let written = overlay[key] { return written }
@@ -304,6 +311,15 @@ final class StateEngine: Sendable {
             subscriber.send(owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, state: state) })
             logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
             return owed.count
+        }
+    }
+
+    /// Writes a consistent copy of the database to `path`; returns the revision it holds.
+    func backup(to path: String) async throws(SharedStateError) -> UInt64 {
+        do {
+            return try await storage.backup(to: path)
+        } catch {
+            throw SharedStateError(.unavailable, "cannot back up the database: \(error)")
         }
     }
 

@@ -84,6 +84,35 @@ enum WritePlanner {
                 changes: changes
             )
 
+        case .restore(let entries, let currentKeys):
+            var changes: [Change] = []
+            var restored = Set<String>()
+            // Ephemeral keys of the backup belonged to sessions that are gone.
+            for backup in entries where backup.ephemeralSession == 0 {
+                restored.insert(backup.key)
+                let current = entry(backup.key)
+                if current?.value == backup.value && current?.ephemeralSession == 0 { continue }
+                changes.append(
+                    .put(
+                        Entry(
+                            key: backup.key,
+                            value: backup.value,
+                            version: (current?.version ?? 0) + 1,
+                            createRevision: current?.createRevision ?? revision,
+                            modRevision: revision
+                        )
+                    )
+                )
+            }
+            let puts = changes.count
+            for key in currentKeys where !restored.contains(key) && entry(key) != nil {
+                changes.append(.delete(key, revision: revision))
+            }
+            return Plan(
+                outcome: .restored(revision: changes.isEmpty ? revision - 1 : revision, puts: puts, deletes: changes.count - puts),
+                changes: changes
+            )
+
         case .expireEphemeral(let session, let keys):
             let changes = keys.compactMap { key -> Change? in
                 guard let current = entry(key), current.ephemeralSession != 0 else { return nil }

@@ -13,6 +13,9 @@ enum WriteRequest: Sendable {
     /// Deletes those of `keys` that are still bound to `session` (or, with nil, to any session):
     /// the end of a session, or the sessions of a previous run at start-up.
     case expireEphemeral(session: UInt64?, keys: [String])
+    /// Makes the entries equal to `entries`: puts where a value differs, deletes for every other
+    /// key of `currentKeys` (filled in by the engine when it plans the request).
+    case restore(entries: [Entry], currentKeys: [String] = [])
 
     /// One operation inside a transaction.
     enum WriteOperation: Sendable {
@@ -46,6 +49,8 @@ enum WriteOutcome: Sendable, Equatable {
     case transaction(succeeded: Bool, revision: UInt64)
     /// The revision of the deletions; the current revision if nothing was left to delete.
     case expired(revision: UInt64)
+    /// The revision of the restore and how many keys it wrote and removed.
+    case restored(revision: UInt64, puts: Int, deletes: Int)
 }
 
 extension WriteRequest {

@@ -24,10 +24,12 @@ final class ClientSession {
     private let settings: RuntimeSettings
     private let status: @Sendable () -> Sharedstate_V1_StatusResponse
     private let clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
+    private let transfers: TransferStore
     private let logger: Logger
 
     init(
         record: ClientRecord,
+        transferDirectory: String,
         engine: StateEngine,
         settings: RuntimeSettings,
         logger: Logger,
@@ -35,6 +37,7 @@ final class ClientSession {
         clients: @escaping @Sendable () async -> [Sharedstate_V1_ClientInfo]
     ) {
         self.record = record
+        self.transfers = TransferStore(directory: transferDirectory, sessionID: record.sessionID)
         self.engine = engine
         self.settings = settings
         self.logger = logger
@@ -68,6 +71,7 @@ final class ClientSession {
     func end() {
         engine.removeWatches(of: writer)
         engine.endSession(record.sessionID)
+        transfers.removeAll()
     }
 
     private func greet(_ hello: Sharedstate_V1_Hello) -> Disposition {
@@ -174,6 +178,45 @@ final class ClientSession {
                 let clients = await clients()
                 respond(id) { $0.clients = .with { $0.clients = clients } }
 
+            case .backup:
+                let transfer = try transfers.open()
+                let revision = try await engine.backup(to: transfer.path)
+                let size = (try? FileManager.default.attributesOfItem(atPath: transfer.path)[.size] as? NSNumber)?.uint64Value ?? 0
+                respond(id) {
+                    $0.backup = .with {
+                        $0.transferID = transfer.id
+                        $0.size = size
+                        $0.revision = revision
+                    }
+                }
+
+            case .transferRead(let read):
+                let data = try transfers.read(read.transferID, offset: read.offset, length: Int(read.length))
+                respond(id) { $0.transferRead = .with { $0.data = data } }
+
+            case .transferWrite(let write):
+                let transferID = write.transferID == 0 ? try transfers.open().id : write.transferID
+                let size = try transfers.append(transferID, write.data)
+                respond(id) {
+                    $0.transferWrite = .with {
+                        $0.transferID = transferID
+                        $0.size = size
+                    }
+                }
+
+            case .transferEnd(let end):
+                try transfers.end(end.transferID)
+                respond(id) { $0.transferEnd = .init() }
+
+            case .restore(let restore):
+                let entries = try Storage.entries(inBackup: try transfers.path(of: restore.transferID))
+                try transfers.end(restore.transferID)
+                for entry in entries {
+                    try KeyRules.validateKey(entry.key, limits: limits)
+                    try ValueRules.validateValue(entry.value, limits: limits)
+                }
+                submit(id, .restore(entries: entries))
+
             case .compact(let compact):
                 let compacted = try await engine.compact(through: compact.revision)
                 respond(id) { $0.compact = .with { $0.compactedRevision = compacted } }
@@ -204,6 +247,12 @@ final class ClientSession {
                         $0.transaction = .with {
                             $0.succeeded = succeeded
                             $0.revision = revision
+                        }
+                    case .success(.restored(let revision, let puts, let deletes)):
+                        $0.restore = .with {
+                            $0.revision = revision
+                            $0.puts = UInt64(puts)
+                            $0.deletes = UInt64(deletes)
                         }
                     case .success(.expired):
                         break  // never sent by a client

@@ -14,6 +14,8 @@ final class SocketServer: Service {
         var listener: Listener
         /// Limits and log level, read per connection and per request so SIGHUP can change them.
         var settings: RuntimeSettings
+        /// Where backup and restore transfers keep their temporary files (next to the database).
+        var transferDirectory: String
     }
 
     /// Where the server listens.
@@ -116,6 +118,7 @@ final class SocketServer: Service {
         )
         let session = ClientSession(
             record: record,
+            transferDirectory: configuration.transferDirectory,
             engine: engine,
             settings: configuration.settings,
             logger: logger,

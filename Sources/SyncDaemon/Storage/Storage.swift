@@ -142,6 +142,55 @@ final class Storage: Sendable {
         }
     }
 
+    /// Writes a consistent copy of the database to `path` with SQLite's online backup (one step,
+    /// under one read transaction) and returns the revision it holds.
+    func backup(to path: String) async throws -> UInt64 {
+        let destination = try DatabaseQueue(path: path)
+        defer { try? destination.close() }
+        try await pool.read { db in
+            try destination.writeWithoutTransaction { try db.backup(to: $0) }
+        }
+        return try await destination.read { try Self.meta("revision", $0) }
+    }
+
+    /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The
+    /// file is modified by the migration: pass a copy.
+    ///
+    /// - Throws: `invalidArgument` when the file is not a syncd database, or is from a newer syncd.
+    static func entries(inBackup path: String) throws(SharedStateError) -> [Entry] {
+        do {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            let migrator = StorageMigrations.migrator
+            let (applied, isSuperseded) = try queue.read { db in
+                (try migrator.appliedIdentifiers(db), try migrator.hasBeenSuperseded(db))
+            }
+            guard let first = migrator.migrations.first, applied.contains(first) else {
+                throw SharedStateError(.invalidArgument, "the file is not a syncd database")
+            }
+            if isSuperseded {
+                throw SharedStateError(.invalidArgument, "the backup was written by a newer syncd")
+            }
+            try migrator.migrate(queue)
+            return try queue.read { db in
+                try Row.fetchAll(db, sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries").map {
+                    Entry(
+                        key: $0[0],
+                        value: $0[1],
+                        version: UInt64($0[2] as Int64),
+                        createRevision: UInt64($0[3] as Int64),
+                        modRevision: UInt64($0[4] as Int64),
+                        ephemeralSession: UInt64($0[5] as Int64)
+                    )
+                }
+            }
+        } catch let error as SharedStateError {
+            throw error
+        } catch {
+            throw SharedStateError(.invalidArgument, "the file is not a usable syncd backup: \(describe(error))")
+        }
+    }
+
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
         try await pool.read { db in

@@ -1,0 +1,92 @@
+import Foundation
+import SharedStateWire
+
+/// The backup downloads and restore uploads of one connection: temporary files next to the
+/// database, removed when the transfer ends or the connection closes.
+final class TransferStore {
+    /// The largest chunk one request may read or write.
+    static let maxChunkBytes = 1 << 20
+    /// How many transfers one connection may have open.
+    static let maxOpenTransfers = 4
+
+    private let directory: String
+    private let sessionID: UInt64
+    private var files: [UInt64: String] = [:]
+    private var lastID: UInt64 = 0
+
+    init(directory: String, sessionID: UInt64) {
+        self.directory = directory.isEmpty ? "." : directory
+        self.sessionID = sessionID
+    }
+
+    /// A new, empty transfer file; returns its id and path.
+    func open() throws(SharedStateError) -> (id: UInt64, path: String) {
+        if files.count >= Self.maxOpenTransfers {
+            throw SharedStateError(.tooLarge, "this connection already has \(Self.maxOpenTransfers) transfers open; end one first")
+        }
+        lastID += 1
+        let path = "\(directory)/.transfer-\(sessionID)-\(lastID).sqlite"
+        unlinkFile(path)
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw SharedStateError(.unavailable, "cannot create a transfer file in \(directory)")
+        }
+        files[lastID] = path
+        return (lastID, path)
+    }
+
+    /// The file of an open transfer.
+    func path(of id: UInt64) throws(SharedStateError) -> String {
+        guard let path = files[id] else { throw SharedStateError(.notFound, "no transfer \(id) on this connection") }
+        return path
+    }
+
+    /// Reads up to `length` bytes at `offset`.
+    func read(_ id: UInt64, offset: UInt64, length: Int) throws(SharedStateError) -> Data {
+        let path = try path(of: id)
+        guard length > 0, length <= Self.maxChunkBytes else {
+            throw SharedStateError(.invalidArgument, "chunks are 1 to \(Self.maxChunkBytes) bytes, not \(length)")
+        }
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            try handle.seek(toOffset: offset)
+            return try handle.read(upToCount: length) ?? Data()
+        } catch {
+            throw SharedStateError(.unavailable, "cannot read transfer \(id): \(error.localizedDescription)")
+        }
+    }
+
+    /// Appends `data`; returns the new size.
+    func append(_ id: UInt64, _ data: Data) throws(SharedStateError) -> UInt64 {
+        let path = try path(of: id)
+        guard data.count <= Self.maxChunkBytes else {
+            throw SharedStateError(.tooLarge, "chunks are at most \(Self.maxChunkBytes) bytes, not \(data.count)")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            let end = try handle.seekToEnd()
+            try handle.write(contentsOf: data)
+            return end + UInt64(data.count)
+        } catch {
+            throw SharedStateError(.unavailable, "cannot write transfer \(id): \(error.localizedDescription)")
+        }
+    }
+
+    /// Ends a transfer and removes its file.
+    func end(_ id: UInt64) throws(SharedStateError) {
+        let path = try path(of: id)
+        files[id] = nil
+        unlinkFile(path)
+    }
+
+    /// Removes every file; called when the connection ends.
+    func removeAll() {
+        for path in files.values { unlinkFile(path) }
+        files = [:]
+    }
+
+    private func unlinkFile(_ path: String) {
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
