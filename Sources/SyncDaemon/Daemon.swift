@@ -67,6 +67,7 @@ public final class Daemon: Sendable {
             storage: storage,
             configuration: .init(
                 retainedRevisions: configuration.retainedRevisions,
+                retainedDuration: configuration.retainedDuration,
                 progressInterval: configuration.progressInterval
             ),
             logger: logger

@@ -43,13 +43,19 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical; overrides the configuration file. Default: info.")
     var logLevel: Logger.Level?
 
-    @Option(help: "How many revisions the change log keeps; older ones are compacted. 0 keeps everything.")
+    @Option(help: "How many revisions the change log keeps; older ones are compacted. 0 keeps any number.")
     var retainRevisions: UInt64 = 1_000_000
+
+    @Option(help: "How many seconds the change log keeps a revision; older ones are compacted. 0 keeps any age.")
+    var retainSeconds: Double = 0
 
     @Option(help: "Seconds between progress notices to idle watches.")
     var progressInterval: Double = 5
 
     func validate() throws {
+        if !(retainSeconds >= 0 && retainSeconds <= 100 * 365 * 86_400) {
+            throw ValidationError("--retain-seconds must be between 0 (keep any age) and a century")
+        }
         if !(progressInterval >= 0.01 && progressInterval <= 86_400) {
             throw ValidationError("--progress-interval must be between 0.01 and 86400 seconds")
         }
@@ -66,6 +72,7 @@ struct SyncdCommand: AsyncParsableCommand {
         configuration.durability = durability
         configuration.logLevelOverride = logLevel
         configuration.retainedRevisions = retainRevisions
+        configuration.retainedDuration = retainSeconds > 0 ? .milliseconds(Int64(retainSeconds * 1000)) : nil
         configuration.progressInterval = .milliseconds(Int64(progressInterval * 1000))
         do {
             let settings = try configuration.makeSettings()

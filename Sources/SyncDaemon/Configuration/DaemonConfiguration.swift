@@ -16,8 +16,10 @@ public struct DaemonConfiguration: Sendable {
     public var logLevelOverride: Logger.Level?
     /// The limits before the configuration file's are applied.
     public var baseLimits: Limits = .default
-    /// How many revisions the change log keeps before older ones are compacted; 0 keeps all.
+    /// How many revisions the change log keeps before older ones are compacted; 0 keeps any number.
     public var retainedRevisions: UInt64 = 1_000_000
+    /// How long the change log keeps a revision; nil keeps any age.
+    public var retainedDuration: Duration?
     /// How often idle watches are told the current revision.
     public var progressInterval: Duration = .seconds(5)
 

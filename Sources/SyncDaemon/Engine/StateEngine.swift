@@ -17,8 +17,10 @@ final class StateEngine: Sendable {
     struct Configuration: Sendable {
         /// The most write requests one SQLite transaction takes.
         var maxRequestsPerCommit = 1024
-        /// How many revisions the change log keeps; older ones are compacted. 0 keeps everything.
+        /// How many revisions the change log keeps; older ones are compacted. 0 keeps any number.
         var retainedRevisions: UInt64 = 1_000_000
+        /// How long the change log keeps a revision; nil keeps any age.
+        var retainedDuration: Duration?
         /// How often idle watches get a progress notice (and retention is checked).
         var progressInterval: Duration = .seconds(5)
     }
@@ -44,6 +46,7 @@ final class StateEngine: Sendable {
     private let logger: Logger
     private let published: Mutex<Published>
     private let queue = WriteQueue()
+    private let retention: Mutex<RetentionPolicy>
 
     /// Creates an engine over `storage`, starting from the state it holds.
     init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
@@ -51,6 +54,7 @@ final class StateEngine: Sendable {
         let loaded = try storage.load()
         self.storage = storage
         self.configuration = configuration
+        self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
         self.published = Mutex(
             Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
@@ -371,14 +375,12 @@ final class StateEngine: Sendable {
         return revision
     }
 
-    /// Applies the retention policy: keeps the last `configuration.retainedRevisions` revisions.
-    func applyRetention() async {
-        guard configuration.retainedRevisions > 0 else { return }
+    /// Applies the retention policy (see ``RetentionPolicy``): compacts what it no longer keeps.
+    func applyRetention(now: ContinuousClock.Instant = .now) async {
         let (revision, compacted) = published.withLock { ($0.revision, $0.compactedRevision) }
-        guard revision > configuration.retainedRevisions else { return }
-        let target = revision - configuration.retainedRevisions
-        // Compact in steps of at least a tenth of the retained count, not on every commit.
-        guard target >= compacted + max(1, configuration.retainedRevisions / 10) else { return }
+        guard let target = retention.withLock({ $0.compactionTarget(revision: revision, compacted: compacted, now: now) }) else {
+            return
+        }
         do {
             try await compact(through: target)
         } catch {
