@@ -39,6 +39,20 @@ final class StateEngine: Sendable {
         var revision: UInt64
         var compactedRevision: UInt64
         var watches = WatchRegistry()
+        /// The keys bound to each session, so ending one does not scan every key.
+        var ephemeralKeys: [UInt64: Set<String>] = [:]
+
+        /// Sets `key` to `entry` (nil: deleted), keeping ``ephemeralKeys`` in step.
+        mutating func set(_ key: String, to entry: Entry?) {
+            if let previous = entries[key]?.ephemeralSession, previous != 0 {
+                ephemeralKeys[previous]?.remove(key)
+                if ephemeralKeys[previous]?.isEmpty == true { ephemeralKeys[previous] = nil }
+            }
+            if let session = entry?.ephemeralSession, session != 0 {
+                ephemeralKeys[session, default: []].insert(key)
+            }
+            entries[key] = entry
+        }
     }
 
     private let storage: Storage
@@ -56,9 +70,11 @@ final class StateEngine: Sendable {
         self.configuration = configuration
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
-        self.published = Mutex(
-            Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
-        )
+        var published = Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
+        for entry in loaded.entries.values where entry.ephemeralSession != 0 {
+            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key)
+        }
+        self.published = Mutex(published)
     }
 
     /// How often idle watches get a progress notice.
@@ -168,7 +184,7 @@ final class StateEngine: Sendable {
             }
             published.withLock { state in
                 for (key, entry) in overlay {
-                    state.entries[key] = entry
+                    state.set(key, to: entry)
                 }
                 state.revision = revision
                 state.watches.deliver(revisions)
@@ -182,7 +198,7 @@ final class StateEngine: Sendable {
     /// Deletes the ephemeral keys still bound to a session that ended.
     func endSession(_ session: UInt64) {
         let keys = published.withLock { state in
-            state.entries.values.filter { $0.ephemeralSession == session }.map(\.key)
+            state.ephemeralKeys[session].map(Array.init) ?? []
         }
         guard !keys.isEmpty else { return }
         submit(.expireEphemeral(session: session, keys: keys.sorted())) { [logger] result in
@@ -198,7 +214,7 @@ final class StateEngine: Sendable {
     /// Call it once, before ``runWriter()`` and before any client connects.
     func expireEphemeralKeysOfPreviousRun() async throws(SharedStateError) {
         let keys = published.withLock { state in
-            state.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key)
+            state.ephemeralKeys.values.flatMap { $0 }
         }
         guard !keys.isEmpty else { return }
         // The writer is not running yet: commit this one request directly.
