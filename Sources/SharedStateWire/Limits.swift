@@ -14,7 +14,8 @@ public struct Limits: Sendable, Hashable {
     /// The most prefixes one watch may name.
     public var maxWatchPrefixes: Int = 64
     /// How many bytes may wait to be sent to one connection before it counts as backlogged: its
-    /// watches then skip changes and are resynchronised with a snapshot once it catches up.
+    /// watches then skip changes and are resynchronised with a snapshot once it catches up. Set
+    /// when a connection is accepted, so a reload applies to new connections.
     public var maxOutboundQueueBytes: Int = 4 << 20
 
     /// The defaults: 512-byte keys, 1 MiB values, depth 100, 4 MiB request frames.

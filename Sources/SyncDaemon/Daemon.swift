@@ -73,6 +73,7 @@ public final class Daemon: Sendable {
             logger: logger
         )
         try await engine.expireEphemeralKeysOfPreviousRun()
+        TransferStore.removeLeftovers(in: (databasePath as NSString).deletingLastPathComponent)
 
         let listener: SocketServer.Listener
         let socketPath: String

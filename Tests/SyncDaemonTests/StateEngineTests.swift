@@ -234,6 +234,17 @@ extension Result where Failure == SharedStateError {
         }
     }
 
+    @Test func anEphemeralPutStillQueuedWhenItsSessionEndsIsDeletedToo() async throws {
+        try await withEngine { engine in
+            // Both are queued before the writer sees either: the end must see the put.
+            engine.submit(.put(key: "p", value: Data("1".utf8), ifVersion: nil, ephemeralSession: 9)) { _ in }
+            engine.endSession(9)
+            _ = await engine.write(.probe)
+            #expect(engine.entry("p").entry == nil)
+            #expect(engine.revision == 2)
+        }
+    }
+
     @Test func ephemeralKeysOfAPreviousRunAreDeletedAtStart() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

@@ -84,16 +84,18 @@ final class Connection: Sendable {
         }
     }
 
-    /// Starts a watch on this connection and returns its id here. Batches go to `onBatch`; if the
-    /// watch cannot start, or the connection ends, `onEnd` gets the reason.
+    /// Starts a watch on this connection and returns its id here. `onStart` gets the revision it
+    /// starts after, batches go to `onBatch`; if the watch cannot start, or the connection ends,
+    /// `onEnd` gets the reason.
     func startWatch(
         prefixes: [String],
         start: WatchStart,
+        onStart: @escaping @Sendable (UInt64) -> Void,
         onBatch: @escaping @Sendable (WatchBatch) -> Void,
         onEnd: @escaping @Sendable (SharedStateError) -> Void
     ) -> UInt64 {
         let id = router.makeRequestID()
-        guard router.registerWatch(id: id, onBatch: onBatch, onEnd: onEnd) else { return id }
+        guard router.registerWatch(id: id, onStart: onStart, onBatch: onBatch, onEnd: onEnd) else { return id }
         let request = Self.requestFrame(
             id: id,
             .watch(

@@ -12,6 +12,8 @@ final class ManagedWatch: Sendable {
         var cursor = WatchCursor()
         var hasDelivered = false
         var needsSnapshot = false
+        /// The revision the daemon said the watch started after, before anything was delivered.
+        var startedAfter: UInt64?
         /// Where the watch currently runs.
         var connection: Connection?
         var idOnConnection: UInt64 = 0
@@ -27,13 +29,16 @@ final class ManagedWatch: Sendable {
     /// under it; every other failure ends the consumer's stream.
     func run(on connection: Connection) {
         let resumeStart: WatchStart = state.withLock { state in
-            if !state.hasDelivered { return start }
             if state.needsSnapshot { return .snapshot }
-            return .after(state.cursor.revision ?? 0)
+            if state.hasDelivered { return .after(state.cursor.revision ?? 0) }
+            // Nothing delivered yet: a snapshot is still owed; otherwise resume where it started.
+            if start == .snapshot { return .snapshot }
+            return state.startedAfter.map(WatchStart.after) ?? start
         }
         let id = connection.startWatch(
             prefixes: prefixes,
             start: resumeStart,
+            onStart: { [weak self] revision in self?.started(after: revision) },
             onBatch: { [weak self] batch in self?.deliver(batch) },
             onEnd: { [weak self] error in self?.ended(on: connection, error) }
         )
@@ -57,6 +62,12 @@ final class ManagedWatch: Sendable {
         continuation.finish(throwing: error)
     }
 
+    private func started(after revision: UInt64) {
+        state.withLock { state in
+            if !state.hasDelivered && state.startedAfter == nil { state.startedAfter = revision }
+        }
+    }
+
     private func deliver(_ batch: WatchBatch) {
         let forConsumer = state.withLock { state in
             let isFirst = !state.hasDelivered
@@ -68,13 +79,15 @@ final class ManagedWatch: Sendable {
     }
 
     private func ended(on connection: Connection, _ error: SharedStateError) {
-        let resumed = state.withLock { $0.hasDelivered }
+        let resumed = state.withLock { $0.hasDelivered || $0.startedAfter != nil }
         switch error.code {
         case .unavailable where connection.router.hasEnded && state.withLock({ $0.connection === connection }):
             // The connection is gone; the client restarts the watch on the next one.
             break
-        case .compacted where resumed:
-            // The resume point is gone: start again from a snapshot, delivered as a difference.
+        case .compacted where resumed, .invalidArgument where resumed:
+            // The resume point is gone (compacted, or syncd lost commits this watch saw, which it
+            // reports as a revision ahead of its own): start again from a snapshot, delivered as a
+            // difference. The same request succeeded before, so the revision is what is wrong.
             state.withLock { $0.needsSnapshot = true }
             run(on: connection)
         default:

@@ -21,6 +21,8 @@ final class ResponseRouter: Sendable {
 
     /// Where a watch's batches and its end go.
     struct WatchHandlers: Sendable {
+        /// The watch started after this revision.
+        var onStart: @Sendable (UInt64) -> Void
         var onBatch: @Sendable (WatchBatch) -> Void
         var onEnd: @Sendable (SharedStateError) -> Void
     }
@@ -68,12 +70,13 @@ final class ResponseRouter: Sendable {
     /// (`onEnd` is then called with the reason).
     func registerWatch(
         id: UInt64,
+        onStart: @escaping @Sendable (UInt64) -> Void,
         onBatch: @escaping @Sendable (WatchBatch) -> Void,
         onEnd: @escaping @Sendable (SharedStateError) -> Void
     ) -> Bool {
         let error = state.withLock { state in
             if state.endError == nil {
-                state.watches[id] = WatchHandlers(onBatch: onBatch, onEnd: onEnd)
+                state.watches[id] = WatchHandlers(onStart: onStart, onBatch: onBatch, onEnd: onEnd)
                 state.waiters[id] = .watchStart
             }
             return state.endError
@@ -108,8 +111,9 @@ final class ResponseRouter: Sendable {
             let (waiter, watch) = state.withLock { state in
                 let waiter = state.waiters.removeValue(forKey: response.id)
                 var watch: WatchHandlers?
-                if case .watchStart = waiter, case .error = response.result {
-                    watch = state.watches.removeValue(forKey: response.id)
+                if case .watchStart = waiter {
+                    watch = state.watches[response.id]
+                    if case .error = response.result { state.watches[response.id] = nil }
                 }
                 return (waiter, watch)
             }
@@ -117,8 +121,10 @@ final class ResponseRouter: Sendable {
             case .call(let continuation):
                 continuation.resume(returning: response)
             case .watchStart:
-                if case .error(let error) = response.result {
-                    watch?.onEnd(SharedStateError(wireValue: error))
+                switch response.result {
+                case .error(let error): watch?.onEnd(SharedStateError(wireValue: error))
+                case .watch(let started): watch?.onStart(started.revision)
+                default: break
                 }
             case .ignored, nil:
                 break

@@ -39,7 +39,7 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
   public typealias RawValue = Int
   case unspecified // = 0
 
-  /// The key does not exist.
+  /// The key does not exist (or, for cancel_watch and transfers, the watch or transfer id).
   case notFound // = 1
 
   /// An `if_version` did not match (on a put, a delete, or an operation inside a transaction).
@@ -315,7 +315,7 @@ public nonisolated struct Sharedstate_V1_Welcome: Sendable {
 
   public var protocolVersion: UInt32 = 0
 
-  /// The revision of the state when the connection was accepted.
+  /// The revision of the state when syncd handled the Hello.
   public var revision: UInt64 = 0
 
   /// This connection's session id, unique for the lifetime of the daemon process.
@@ -1303,7 +1303,9 @@ public nonisolated struct Sharedstate_V1_TransferEndResponse: Sendable {
 
 /// Makes the current entries equal to those of the uploaded backup, as one new revision: puts for
 /// keys whose value differs, deletes for keys the backup does not have. Revisions keep increasing, so
-/// watchers see the restore like any other change; the backup's history is not restored.
+/// watchers see the restore like any other change; the backup's history is not restored. Ephemeral
+/// keys in the backup are skipped (their sessions are gone); a key that is ephemeral now is written
+/// as a persistent one even when its value is the same. The transfer ends with the request.
 public nonisolated struct Sharedstate_V1_RestoreRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

@@ -74,7 +74,8 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             ("maxKeyBytes", section.maxKeyBytes, \.maxKeyBytes, 1...65_536),
             ("maxValueBytes", section.maxValueBytes, \.maxValueBytes, 2...(256 << 20)),
             ("maxValueDepth", section.maxValueDepth, \.maxValueDepth, 1...10_000),
-            ("maxRequestFrameBytes", section.maxRequestFrameBytes, \.maxRequestFrameBytes, 1024...(1 << 30)),
+            // Backup and restore move 1 MiB chunks: frames must hold one.
+            ("maxRequestFrameBytes", section.maxRequestFrameBytes, \.maxRequestFrameBytes, ((1 << 20) + (1 << 16))...(1 << 30)),
             ("maxTransactionOperations", section.maxTransactionOperations, \.maxTransactionOperations, 1...100_000),
             ("maxWatchPrefixes", section.maxWatchPrefixes, \.maxWatchPrefixes, 1...100_000),
             ("maxOutboundQueueBytes", section.maxOutboundQueueBytes, \.maxOutboundQueueBytes, 65_536...(1 << 30)),

@@ -146,6 +146,11 @@ final class StateEngine: Sendable {
         results.reserveCapacity(batch.count)
 
         for var request in batch {
+            if case .expireEphemeral(let session?, _) = request {
+                var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
+                for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }
+                request = .expireEphemeral(session: session, keys: keys.sorted())
+            }
             if case .restore(let entries, _) = request {
                 // A restore removes every key it does not have: the keys as they stand now,
                 // after the writes planned before it in this batch.
@@ -196,12 +201,11 @@ final class StateEngine: Sendable {
     // MARK: Ephemeral keys
 
     /// Deletes the ephemeral keys still bound to a session that ended.
+    ///
+    /// The keys are looked up when the writer gets to this request, after every write the session
+    /// queued before it ended, so an ephemeral put still in the queue is deleted too.
     func endSession(_ session: UInt64) {
-        let keys = published.withLock { state in
-            state.ephemeralKeys[session].map(Array.init) ?? []
-        }
-        guard !keys.isEmpty else { return }
-        submit(.expireEphemeral(session: session, keys: keys.sorted())) { [logger] result in
+        submit(.expireEphemeral(session: session, keys: [])) { [logger] result in
             if case .failure(let error) = result {
                 logger.error(
                     "could not delete a closed session's ephemeral keys", metadata: ["session": "\(session)", "error": "\(error)"])

@@ -11,7 +11,8 @@ enum WriteRequest: Sendable {
     /// Applies `onSuccess` if every compare holds, else `onFailure`, as one revision.
     case transaction(compares: [Compare], onSuccess: [WriteOperation], onFailure: [WriteOperation])
     /// Deletes those of `keys` that are still bound to `session` (or, with nil, to any session):
-    /// the end of a session, or the sessions of a previous run at start-up.
+    /// the end of a session (its keys filled in by the engine when it plans the request), or the
+    /// sessions of a previous run at start-up.
     case expireEphemeral(session: UInt64?, keys: [String])
     /// Makes the entries equal to `entries`: puts where a value differs, deletes for every other
     /// key of `currentKeys` (filled in by the engine when it plans the request).

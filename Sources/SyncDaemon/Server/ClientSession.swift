@@ -19,6 +19,8 @@ final class ClientSession {
     /// Who the peer is, for `clients`, status and logs.
     let record: ClientRecord
     private var hasGreeted = false
+    /// Whether this session ever asked for an ephemeral key (then its end must clean up).
+    private var hasWrittenEphemeral = false
     private var writer: ConnectionWriter { record.writer }
     private let engine: StateEngine
     private let settings: RuntimeSettings
@@ -70,7 +72,7 @@ final class ClientSession {
     /// Called once the connection is gone: ends its watches and deletes its ephemeral keys.
     func end() {
         engine.removeWatches(of: writer)
-        engine.endSession(record.sessionID)
+        if hasWrittenEphemeral { engine.endSession(record.sessionID) }
         transfers.removeAll()
     }
 
@@ -180,7 +182,13 @@ final class ClientSession {
 
             case .backup:
                 let transfer = try transfers.open()
-                let revision = try await engine.backup(to: transfer.path)
+                let revision: UInt64
+                do {
+                    revision = try await engine.backup(to: transfer.path)
+                } catch {
+                    try? transfers.end(transfer.id)
+                    throw error
+                }
                 let size = (try? FileManager.default.attributesOfItem(atPath: transfer.path)[.size] as? NSNumber)?.uint64Value ?? 0
                 respond(id) {
                     $0.backup = .with {
@@ -195,8 +203,15 @@ final class ClientSession {
                 respond(id) { $0.transferRead = .with { $0.data = data } }
 
             case .transferWrite(let write):
-                let transferID = write.transferID == 0 ? try transfers.open().id : write.transferID
-                let size = try transfers.append(transferID, write.data)
+                let isNew = write.transferID == 0
+                let transferID = isNew ? try transfers.open().id : write.transferID
+                let size: UInt64
+                do {
+                    size = try transfers.append(transferID, write.data)
+                } catch {
+                    if isNew { try? transfers.end(transferID) }
+                    throw error
+                }
                 respond(id) {
                     $0.transferWrite = .with {
                         $0.transferID = transferID
@@ -209,8 +224,10 @@ final class ClientSession {
                 respond(id) { $0.transferEnd = .init() }
 
             case .restore(let restore):
-                let entries = try Storage.entries(inBackup: try transfers.path(of: restore.transferID))
-                try transfers.end(restore.transferID)
+                // The upload is used up whatever happens next.
+                let path = try transfers.path(of: restore.transferID)
+                defer { try? transfers.end(restore.transferID) }
+                let entries = try Storage.entries(inBackup: path)
                 for entry in entries {
                     try KeyRules.validateKey(entry.key, limits: limits)
                     try ValueRules.validateValue(entry.value, limits: limits)
@@ -280,7 +297,7 @@ final class ClientSession {
                 key: put.key,
                 value: put.value,
                 ifVersion: put.hasIfVersion ? put.ifVersion : nil,
-                ephemeralSession: put.ephemeral ? record.sessionID : 0
+                ephemeralSession: ephemeralSession(put.ephemeral)
             )
         case .delete(let delete):
             try KeyRules.validateKey(delete.key, limits: limits)
@@ -323,6 +340,13 @@ final class ClientSession {
             onSuccess: try operations(transaction.onSuccess),
             onFailure: try operations(transaction.onFailure)
         )
+    }
+
+    /// The session to bind a put to: this one when it asks to be ephemeral, else none.
+    private func ephemeralSession(_ isEphemeral: Bool) -> UInt64 {
+        guard isEphemeral else { return 0 }
+        hasWrittenEphemeral = true
+        return record.sessionID
     }
 
     private func respond(_ id: UInt64, _ fill: (inout Sharedstate_V1_Response) -> Void) {

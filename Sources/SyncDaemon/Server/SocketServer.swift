@@ -67,9 +67,7 @@ final class SocketServer: Service {
                 return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
-        let queueBytes = settings.limits.maxOutboundQueueBytes
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: queueBytes / 2, high: queueBytes))
         let listener =
             switch configuration.listener {
             case .path(let path):
@@ -104,6 +102,9 @@ final class SocketServer: Service {
         let sessionID = nextSessionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let writer = ConnectionWriter(channel: connection.channel)
         let engine = self.engine
+        // The outbound bound of this connection, read now so a reload applies to new connections.
+        let queueBytes = configuration.settings.limits.maxOutboundQueueBytes
+        _ = try? await connection.channel.setOption(.writeBufferWaterMark, value: .init(low: queueBytes / 2, high: queueBytes)).get()
         try? await connection.channel.pipeline.addHandler(
             BacklogHandler(
                 writer: writer,

@@ -43,8 +43,9 @@ final class TransferStore {
     /// Reads up to `length` bytes at `offset`.
     func read(_ id: UInt64, offset: UInt64, length: Int) throws(SharedStateError) -> Data {
         let path = try path(of: id)
-        guard length > 0, length <= Self.maxChunkBytes else {
-            throw SharedStateError(.invalidArgument, "chunks are 1 to \(Self.maxChunkBytes) bytes, not \(length)")
+        guard length > 0 else { throw SharedStateError(.invalidArgument, "a chunk must be at least 1 byte") }
+        guard length <= Self.maxChunkBytes else {
+            throw SharedStateError(.tooLarge, "chunks are at most \(Self.maxChunkBytes) bytes, not \(length)")
         }
         do {
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
@@ -78,6 +79,15 @@ final class TransferStore {
         let path = try path(of: id)
         files[id] = nil
         unlinkFile(path)
+    }
+
+    /// Removes the files a previous run left in `directory` (syncd was killed mid-transfer).
+    static func removeLeftovers(in directory: String) {
+        let directory = directory.isEmpty ? "." : directory
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(".transfer-") {
+            try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
     }
 
     /// Removes every file; called when the connection ends.
