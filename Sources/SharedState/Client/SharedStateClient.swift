@@ -388,7 +388,7 @@ public final class SharedStateClient: Sendable {
                 try? await Task.sleep(for: delay)
                 guard !Task.isCancelled, self != nil else { return }
                 if let connection = try? await Connection.open(configuration) {
-                    self?.adopt(connection)
+                    if let self { self.adopt(connection) } else { connection.close() }
                     return
                 }
                 delay = min(delay * 2, configuration.maxReconnectDelay)

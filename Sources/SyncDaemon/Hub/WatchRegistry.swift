@@ -84,15 +84,19 @@ struct WatchRegistry {
             if watch.needsResync { continue }
             let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
             backlogged[key.subscriber] = isBacklogged
+            if isBacklogged && watch.heldFrames == nil {
+                // Nothing is encoded for it: it is owed a resync if any of these changes were its.
+                let isSelected = revisions.contains { revision in
+                    revision.revision > watch.startsAfter && revision.changes.contains { watch.selects($0.key) }
+                }
+                if isSelected { watches[key]!.needsResync = true }
+                continue
+            }
             var frames: [ByteBuffer] = []
             for revision in revisions where revision.revision > watch.startsAfter {
                 if let frame = Self.eventFrame(for: watch, revision) { frames.append(frame) }
             }
             if frames.isEmpty { continue }
-            if isBacklogged && watch.heldFrames == nil {
-                watches[key]!.needsResync = true
-                continue
-            }
             watches[key]!.isIdle = false
             if watch.heldFrames != nil {
                 watches[key]!.heldFrames!.append(contentsOf: frames)
