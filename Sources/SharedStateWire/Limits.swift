@@ -17,6 +17,15 @@ public struct Limits: Sendable, Hashable {
     /// watches then skip changes and are resynchronised with a snapshot once it catches up. Set
     /// when a connection is accepted, so a reload applies to new connections.
     public var maxOutboundQueueBytes: Int = 4 << 20
+    /// The most clients connected at once; more are refused with `tooLarge`.
+    public var maxConnections: Int = 1024
+    /// The most clients one user (uid) may have connected at once.
+    public var maxConnectionsPerUser: Int = 256
+    /// The most watches one connection may have.
+    public var maxWatchesPerConnection: Int = 256
+    /// How long a new connection may take to send its Hello (a client that sends nothing, or
+    /// trickles bytes, is cut off after it).
+    public var handshakeTimeoutSeconds: Int = 10
 
     /// The defaults: 512-byte keys, 1 MiB values, depth 100, 4 MiB request frames.
     public init() {}

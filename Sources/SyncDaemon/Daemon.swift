@@ -89,7 +89,9 @@ public final class Daemon: Sendable {
         defer { if case .path(let path) = listener { unlink(path) } }
 
         let notifier = SystemdNotifier(environment: environment)
-        let server = makeServer(listener: listener, engine: engine, storage: storage) {
+        let server = makeServer(
+            listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine, storage: storage
+        ) {
             let revision = engine.revision
             self.logger.notice(
                 "syncd ready",
@@ -132,6 +134,7 @@ public final class Daemon: Sendable {
 
     private func makeServer(
         listener: SocketServer.Listener,
+        socketGroup: gid_t?,
         engine: StateEngine,
         storage: Storage,
         onListening: @escaping @Sendable () -> Void
@@ -142,7 +145,8 @@ public final class Daemon: Sendable {
             configuration: .init(
                 listener: listener,
                 settings: settings,
-                transferDirectory: (databasePath as NSString).deletingLastPathComponent
+                transferDirectory: (databasePath as NSString).deletingLastPathComponent,
+                socketGroup: socketGroup
             ),
             engine: engine,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
@@ -163,6 +167,14 @@ public final class Daemon: Sendable {
             },
             onListening: onListening
         )
+    }
+
+    /// The id of a group given by name or number.
+    private static func groupID(_ group: String?) throws -> gid_t? {
+        guard let group else { return nil }
+        if let id = gid_t(group) { return id }
+        guard let entry = getgrnam(group) else { throw DaemonStartError("unknown group \"\(group)\" (--socket-group)") }
+        return entry.pointee.gr_gid
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -22,8 +22,12 @@ struct GlobalOptions: ParsableArguments {
     func connect(reconnects: Bool = true) async throws -> SharedStateClient {
         var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: "syncctl")
         configuration.reconnects = reconnects
-        return try await CommandFailure.exitOnError {
-            try await SharedStateClient.connect(configuration)
+        // Not through CommandFailure.exitOnError: a closure capturing the `var` above crashed when
+        // the typed-throwing connect failed (Swift 6.3.1, debug builds).
+        do {
+            return try await SharedStateClient.connect(configuration)
+        } catch {
+            CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
         }
     }
 }

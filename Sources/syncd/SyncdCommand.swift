@@ -37,6 +37,9 @@ struct SyncdCommand: AsyncParsableCommand {
     )
     var config: String?
 
+    @Option(help: "The group (name or number) whose members may connect to the socket, which is mode 0660. Default: syncd's group.")
+    var socketGroup: String?
+
     @Option(help: "normal: commits survive any process crash; full: they also survive power loss (slower).")
     var durability: Durability = .normal
 
@@ -70,6 +73,9 @@ struct SyncdCommand: AsyncParsableCommand {
             environment: environment
         )
         configuration.durability = durability
+        configuration.socketGroup = socketGroup
+        // Files syncd creates (the database, its lock, transfers) are its user's alone.
+        umask(0o077)
         configuration.logLevelOverride = logLevel
         configuration.retainedRevisions = retainRevisions
         configuration.retainedDuration = retainSeconds > 0 ? .milliseconds(Int64(retainSeconds * 1000)) : nil

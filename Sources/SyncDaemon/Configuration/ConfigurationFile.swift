@@ -22,6 +22,10 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var maxTransactionOperations: Int?
         public var maxWatchPrefixes: Int?
         public var maxOutboundQueueBytes: Int?
+        public var maxConnections: Int?
+        public var maxConnectionsPerUser: Int?
+        public var maxWatchesPerConnection: Int?
+        public var handshakeTimeoutSeconds: Int?
     }
 
     public var logLevel: String?
@@ -79,6 +83,10 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             ("maxTransactionOperations", section.maxTransactionOperations, \.maxTransactionOperations, 1...100_000),
             ("maxWatchPrefixes", section.maxWatchPrefixes, \.maxWatchPrefixes, 1...100_000),
             ("maxOutboundQueueBytes", section.maxOutboundQueueBytes, \.maxOutboundQueueBytes, 65_536...(1 << 30)),
+            ("maxConnections", section.maxConnections, \.maxConnections, 1...1_000_000),
+            ("maxConnectionsPerUser", section.maxConnectionsPerUser, \.maxConnectionsPerUser, 1...1_000_000),
+            ("maxWatchesPerConnection", section.maxWatchesPerConnection, \.maxWatchesPerConnection, 1...1_000_000),
+            ("handshakeTimeoutSeconds", section.handshakeTimeoutSeconds, \.handshakeTimeoutSeconds, 1...3600),
         ]
         for (name, value, keyPath, range) in fields {
             guard let value else { continue }

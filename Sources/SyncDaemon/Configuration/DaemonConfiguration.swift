@@ -10,6 +10,9 @@ public struct DaemonConfiguration: Sendable {
     public var databasePath: String
     /// How hard each commit works before it is acknowledged.
     public var durability: Durability = .normal
+    /// The group (a name or a number) whose members may connect to a socket syncd creates; the
+    /// socket is mode 0660. nil leaves syncd's own group.
+    public var socketGroup: String?
     /// The configuration file read at start and on SIGHUP, if any (see ``ConfigurationFile``).
     public var configurationFilePath: String?
     /// A log level from the command line; it wins over the configuration file's.

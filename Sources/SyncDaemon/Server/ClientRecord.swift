@@ -7,6 +7,13 @@ final class ClientRecord: Sendable {
     let connectedAt = ContinuousClock.now
     let writer: ConnectionWriter
     private let name = Mutex("")
+    private let greeted = Atomic<Bool>(false)
+
+    /// Whether the client has completed the handshake.
+    var hasGreeted: Bool {
+        get { greeted.load(ordering: .relaxed) }
+        set { greeted.store(newValue, ordering: .relaxed) }
+    }
 
     init(sessionID: UInt64, credentials: PeerCredentials?, writer: ConnectionWriter) {
         self.sessionID = sessionID

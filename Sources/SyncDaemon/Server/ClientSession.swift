@@ -89,6 +89,7 @@ final class ClientSession {
             )
         }
         hasGreeted = true
+        record.hasGreeted = true
         record.clientName = String(hello.clientName.prefix(128))
         logger.debug("client greeted", metadata: ["session": "\(record.sessionID)", "name": "\(record.clientName)"])
         send(
@@ -148,6 +149,12 @@ final class ClientSession {
                     )
                 }
                 for prefix in watch.prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
+                if engine.watchCount(of: writer) >= limits.maxWatchesPerConnection {
+                    throw SharedStateError(
+                        .tooLarge,
+                        "this connection already has \(limits.maxWatchesPerConnection) watches, the limit; cancel one first"
+                    )
+                }
                 let start: WatchStart =
                     switch watch.start {
                     case .snapshot(true): .snapshot

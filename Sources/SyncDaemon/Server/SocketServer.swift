@@ -5,6 +5,12 @@ import ServiceLifecycle
 import SharedStateWire
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Listens on the Unix socket and runs one ``ClientSession`` per connection, each as a child task.
 /// One failing connection never ends the server.
 final class SocketServer: Service {
@@ -16,6 +22,8 @@ final class SocketServer: Service {
         var settings: RuntimeSettings
         /// Where backup and restore transfers keep their temporary files (next to the database).
         var transferDirectory: String
+        /// The group that may connect to a socket syncd creates itself (mode 0660); nil keeps syncd's.
+        var socketGroup: gid_t?
     }
 
     /// Where the server listens.
@@ -75,6 +83,9 @@ final class SocketServer: Service {
             case .descriptor(let descriptor):
                 try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
             }
+        if case .path(let path) = configuration.listener {
+            try Self.restrictAccess(to: path, group: configuration.socketGroup)
+        }
         onListening()
 
         try await withGracefulShutdownHandler {
@@ -117,6 +128,7 @@ final class SocketServer: Service {
             credentials: await PeerCredentials.read(from: connection.channel),
             writer: writer
         )
+        let limits = configuration.settings.limits
         let session = ClientSession(
             record: record,
             transferDirectory: configuration.transferDirectory,
@@ -126,12 +138,35 @@ final class SocketServer: Service {
             status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() },
             clients: { [weak self] in await self?.clientsReport() ?? [] }
         )
-        let isShuttingDown = connections.withLock { connections in
+        let refusal: SharedStateError? = connections.withLock { connections in
+            if connections.open.count >= limits.maxConnections {
+                return SharedStateError(.tooLarge, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
+            }
+            if let uid = record.credentials?.uid,
+                connections.open.values.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser
+            {
+                return SharedStateError(.tooLarge, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
+            }
             connections.open[sessionID] = (connection.channel, record)
-            return connections.isShuttingDown
+            if connections.isShuttingDown { connection.channel.close(promise: nil) }
+            return nil
         }
-        if isShuttingDown { connection.channel.close(promise: nil) }
+        if let refusal {
+            logger.warning("refused a connection", metadata: ["pid": "\(record.credentials?.pid ?? 0)", "reason": "\(refusal)"])
+            await writer.sendLast(Self.fatalFrame(refusal, allocator: writer.allocator))
+            try? await connection.channel.close()
+            return
+        }
+        // A client that sends no Hello (or trickles it) does not keep its connection.
+        let handshakeTimeout = connection.channel.eventLoop.scheduleTask(in: .seconds(Int64(limits.handshakeTimeoutSeconds))) {
+            guard !record.hasGreeted else { return }
+            let error = SharedStateError(.protocolViolation, "no Hello within \(limits.handshakeTimeoutSeconds) s of connecting")
+            connection.channel.writeAndFlush(Self.fatalFrame(error, allocator: connection.channel.allocator)).whenComplete { _ in
+                connection.channel.close(promise: nil)
+            }
+        }
         defer {
+            handshakeTimeout.cancel()
             session.end()
             connections.withLock { _ = $0.open.removeValue(forKey: sessionID) }
             logger.debug("client left", metadata: ["session": "\(sessionID)", "name": "\(record.clientName)"])
@@ -183,6 +218,20 @@ final class SocketServer: Service {
             "closing connection after a protocol error",
             metadata: ["session": "\(session.record.sessionID)", "name": "\(session.record.clientName)", "error": "\(error)"]
         )
-        await writer.sendLast(Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: writer.allocator))
+        await writer.sendLast(Self.fatalFrame(error, allocator: writer.allocator))
+    }
+
+    private static func fatalFrame(_ error: SharedStateError, allocator: ByteBufferAllocator) -> ByteBuffer {
+        Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: allocator)
+    }
+
+    /// Lets the owner and `group` connect (mode 0660), nobody else.
+    private static func restrictAccess(to path: String, group: gid_t?) throws {
+        if let group, chown(path, uid_t.max, group) != 0 {
+            throw DaemonStartError("cannot give socket \(path) to group \(group): \(String(cString: strerror(errno)))")
+        }
+        if chmod(path, 0o660) != 0 {
+            throw DaemonStartError("cannot set the mode of socket \(path): \(String(cString: strerror(errno)))")
+        }
     }
 }

@@ -27,6 +27,14 @@ final class Storage: Sendable {
         } catch {
             throw StorageError(path: path, message: error.message)
         }
+        // The database holds every value: readable by syncd's user only. SQLite gives the -wal and
+        // -shm files the database file's mode.
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
         var configuration = Configuration()
         configuration.label = "syncd"
         configuration.busyMode = .immediateError

@@ -1,0 +1,103 @@
+import Foundation
+import SharedState
+import SharedStateWire
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Limits that keep one client from hurting the others, and the file modes that keep other users out.
+@Suite(.timeLimit(.minutes(2))) struct LimitsTests {
+    private func daemon(_ scratch: Scratch, limits: String, arguments: [String] = []) async throws -> DaemonProcess {
+        try #"{"limits":\#(limits)}"#.write(toFile: scratch.file("syncd.json"), atomically: true, encoding: .utf8)
+        return try await DaemonProcess(scratch, extraArguments: ["--config", scratch.file("syncd.json")] + arguments)
+    }
+
+    private func mode(of path: String) -> mode_t {
+        var status = stat()
+        stat(path, &status)
+        return status.st_mode & 0o777
+    }
+
+    @Test func theSocketIsForOwnerAndGroupAndTheDatabaseForSyncdAlone() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: "{}", arguments: ["--socket-group", "1"])
+        _ = try await syncctl(["put", "a", "1"], scratch: scratch)
+        #expect(mode(of: scratch.socket) == 0o660)
+        var status = stat()
+        stat(scratch.socket, &status)
+        #expect(status.st_gid == 1)
+        #expect(mode(of: scratch.database) == 0o600)
+        #expect(mode(of: scratch.database + "-wal") == 0o600)
+        #expect(mode(of: (scratch.database as NSString).deletingLastPathComponent) == 0o700)
+        try await daemon.stop()
+    }
+
+    @Test func aClientThatSendsNothingOrTricklesIsCutOffAtTheHandshake() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: #"{"handshakeTimeoutSeconds":1}"#)
+        let silent = try RawConnection(path: scratch.socket)
+        let trickling = try RawConnection(path: scratch.socket)
+        trickling.send([0, 0])  // half a length prefix, then nothing
+        for connection in [silent, trickling] {
+            let fatal = try RawConnection.fatalError(in: connection.readUntilClosed())
+            #expect(fatal?.code == .protocol)
+            #expect(fatal?.message.contains("no Hello within 1 s") == true)
+        }
+        // A client that greets in time keeps its connection past the timeout.
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket))
+        try await Task.sleep(for: .milliseconds(1500))
+        try await client.put("still", json: "true")
+        try await daemon.stop()
+    }
+
+    @Test func aConnectionFloodIsRefusedWhileExistingClientsCarryOn() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: #"{"maxConnections":6,"maxConnectionsPerUser":100}"#)
+        let bystander = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "bystander"))
+        var flood: [RawConnection] = []
+        for _ in 0..<5 { flood.append(try RawConnection(path: scratch.socket)) }
+        try await Task.sleep(for: .milliseconds(200))
+        let refused = try RawConnection(path: scratch.socket)
+        let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
+        #expect(fatal?.code == .tooLarge)
+        #expect(fatal?.message.contains("6 clients connected, its limit") == true)
+        try await bystander.put("fine", json: "true")
+        #expect(try await bystander.status().clients == 6)
+        withExtendedLifetime(flood) {}
+        try await daemon.stop()
+    }
+
+    @Test func oneUserCannotTakeEveryConnection() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: #"{"maxConnectionsPerUser":3}"#)
+        let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
+        try await Task.sleep(for: .milliseconds(200))
+        let refused = try RawConnection(path: scratch.socket)
+        let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
+        #expect(fatal?.message.contains("user \(getuid()) has 3 clients connected") == true)
+        withExtendedLifetime(held) {}
+        try await daemon.stop()
+    }
+
+    @Test func watchesPerConnectionAreLimited() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: #"{"maxWatchesPerConnection":2}"#)
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket))
+        let first = client.watch(prefixes: ["a/"])
+        let second = client.watch(prefixes: ["b/"])
+        _ = try await client.status()
+        do {
+            for try await _ in client.watch(prefixes: ["c/"]) {}
+            Issue.record("a third watch must be refused")
+        } catch let error as SharedStateError {
+            #expect(error.code == .tooLarge)
+            #expect(error.message.contains("2 watches"))
+        }
+        // The refusal ended nothing else.
+        #expect(try await client.status().watches == 2)
+        withExtendedLifetime((first, second)) {}
+        try await daemon.stop()
+    }
+}
