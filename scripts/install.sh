@@ -5,7 +5,7 @@
 #   PREFIX=/opt/sharedstate sudo -E scripts/install.sh
 #
 # Installs: the binaries in $PREFIX/bin (default /usr/local); syncd.service and syncd.socket in /etc/systemd/system; the
-# syncd user and group (/etc/sysusers.d/syncd.conf); /etc/syncd/syncd.json unless one exists; the
+# syncd user and group (/etc/sysusers.d/syncd.conf); /etc/syncd/syncd.json and /etc/syncd/policy.json unless they exist; the
 # man pages of syncd and syncctl and syncctl's shell completions. Add users who may use syncd to the syncd group.
 # scripts/uninstall.sh removes it all again (the state in /var/lib/syncd only with --purge).
 set -euo pipefail
@@ -31,6 +31,8 @@ sed "s|/usr/local/bin/syncd|$prefix/bin/syncd|" systemd/syncd.service > "$units/
 install -m 0644 systemd/syncd.socket "$units/syncd.socket"
 chmod 0644 "$units/syncd.service"
 [ -e /etc/syncd/syncd.json ] || install -m 0644 systemd/syncd.json /etc/syncd/syncd.json
+# Members of the syncd group may read and write every key; narrow it per prefix in this file.
+[ -e /etc/syncd/policy.json ] || install -m 0644 systemd/policy.json /etc/syncd/policy.json
 
 scripts/generate-docs.sh "$bin/syncctl" .build/docs
 install -m 0644 .build/docs/syncctl.1 .build/docs/syncd.1 "$prefix/share/man/man1/"

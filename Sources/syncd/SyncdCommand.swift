@@ -40,6 +40,14 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "The group (name or number) whose members may connect to the socket, which is mode 0660. Default: syncd's group.")
     var socketGroup: String?
 
+    @Option(
+        help: """
+            A JSON access policy granting read and write per key prefix to users and groups, re-read on SIGHUP. \
+            Without one only syncd's user and root may do anything. Default: $CONFIGURATION_DIRECTORY/policy.json if it exists.
+            """
+    )
+    var policy: String?
+
     @Option(help: "normal: commits survive any process crash; full: they also survive power loss (slower).")
     var durability: Durability = .normal
 
@@ -70,6 +78,7 @@ struct SyncdCommand: AsyncParsableCommand {
             socketPath: socket,
             databasePath: database,
             configurationFilePath: config,
+            policyFilePath: policy,
             environment: environment
         )
         configuration.durability = durability

@@ -15,6 +15,9 @@ public struct DaemonConfiguration: Sendable {
     public var socketGroup: String?
     /// The configuration file read at start and on SIGHUP, if any (see ``ConfigurationFile``).
     public var configurationFilePath: String?
+    /// The access policy file read at start and on SIGHUP, if any; without one, only syncd's own
+    /// user and root may do anything.
+    public var policyFilePath: String?
     /// A log level from the command line; it wins over the configuration file's.
     public var logLevelOverride: Logger.Level?
     /// The limits before the configuration file's are applied.
@@ -33,24 +36,27 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// The configuration from flags where given, else from the environment's defaults (see
-    /// ``DefaultLocations``). The configuration file defaults to `$CONFIGURATION_DIRECTORY/syncd.json`
-    /// when systemd sets that directory and the file exists.
+    /// ``DefaultLocations``). The configuration and policy files default to
+    /// `$CONFIGURATION_DIRECTORY/syncd.json` and `policy.json` when systemd sets that directory and
+    /// the files exist.
     public static func resolve(
         socketPath: String?,
         databasePath: String?,
         configurationFilePath: String? = nil,
+        policyFilePath: String? = nil,
         environment: [String: String]
     ) -> DaemonConfiguration {
         var configuration = DaemonConfiguration(
             socketPath: socketPath ?? DefaultLocations.socketPath(environment: environment),
             databasePath: databasePath ?? DefaultLocations.databasePath(environment: environment)
         )
-        if let configurationFilePath {
-            configuration.configurationFilePath = configurationFilePath
-        } else if let directory = environment["CONFIGURATION_DIRECTORY"]?.split(separator: ":").first {
-            let candidate = String(directory) + "/syncd.json"
-            if FileManager.default.fileExists(atPath: candidate) { configuration.configurationFilePath = candidate }
+        let directory = environment["CONFIGURATION_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+        func existing(_ name: String) -> String? {
+            guard let directory, FileManager.default.fileExists(atPath: directory + "/" + name) else { return nil }
+            return directory + "/" + name
         }
+        configuration.configurationFilePath = configurationFilePath ?? existing("syncd.json")
+        configuration.policyFilePath = policyFilePath ?? existing("policy.json")
         return configuration
     }
 
@@ -63,15 +69,21 @@ public struct DaemonConfiguration: Sendable {
         return settings
     }
 
-    /// Reads the configuration file again and applies it to `settings`; on an error nothing
-    /// changes.
+    /// Reads the configuration and policy files again and applies them to `settings`; on an error
+    /// in either, nothing changes.
     func reload(into settings: RuntimeSettings) throws(DaemonStartError) {
-        guard let path = configurationFilePath else { return }
-        let file = try ConfigurationFile.load(path: path)
-        let limits = try file.applied(to: baseLimits, path: path)
-        let fileLevel = try file.level(path: path)
-        let level = logLevelOverride ?? fileLevel ?? .info
+        var limits = baseLimits
+        var level = logLevelOverride ?? .info
+        if let path = configurationFilePath {
+            let file = try ConfigurationFile.load(path: path)
+            limits = try file.applied(to: baseLimits, path: path)
+            let fileLevel = try file.level(path: path)
+            level = logLevelOverride ?? fileLevel ?? .info
+        }
+        var policy = AccessPolicy.administratorsOnly()
+        if let path = policyFilePath { policy = try AccessPolicy.load(path: path) }
         settings.limits = limits
         settings.logLevel = level
+        settings.policy = policy
     }
 }

@@ -91,9 +91,9 @@ final class StateEngine: Sendable {
     }
 
     /// The entries whose keys start with `prefix`, in key order, at most `limit` of them.
-    func list(prefix: String, limit: Int?) -> (entries: [Entry], revision: UInt64, hasMore: Bool) {
+    func list(prefix: String, limit: Int?, readable: KeyFilter? = nil) -> (entries: [Entry], revision: UInt64, hasMore: Bool) {
         published.withLock { state in
-            var entries = Self.entries(in: state.entries, selectedBy: [prefix])
+            var entries = Self.entries(in: state.entries, selectedBy: [prefix], readable: readable)
             let hasMore = limit.map { entries.count > $0 } ?? false
             if let limit, hasMore { entries.removeSubrange(limit...) }
             return (entries, state.revision, hasMore)
@@ -237,6 +237,7 @@ final class StateEngine: Sendable {
         id: UInt64,
         prefixes: [String],
         start: WatchStart,
+        readable: KeyFilter? = nil,
         subscriber: some WatchSubscriber
     ) async throws(SharedStateError) {
         let allocator = WatchRegistry.allocator
@@ -248,6 +249,7 @@ final class StateEngine: Sendable {
             var watch = WatchRegistry.Watch(
                 id: id,
                 prefixes: prefixes,
+                readable: readable,
                 subscriber: subscriber,
                 startsAfter: state.revision
             )
@@ -256,7 +258,7 @@ final class StateEngine: Sendable {
                 state.watches.add(watch)
                 subscriber.send([
                     Self.watchResponse(id: id, revision: state.revision, allocator: allocator),
-                    Self.snapshotFrame(watchID: id, kind: .snapshot, prefixes: prefixes, state: state),
+                    Self.snapshotFrame(watchID: id, kind: .snapshot, prefixes: prefixes, readable: readable, state: state),
                 ])
                 return nil
             case .now:
@@ -297,7 +299,7 @@ final class StateEngine: Sendable {
             _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
             throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
         }
-        let watch = WatchRegistry.Watch(id: id, prefixes: prefixes, subscriber: subscriber, startsAfter: replay.after)
+        let watch = WatchRegistry.Watch(id: id, prefixes: prefixes, readable: readable, subscriber: subscriber, startsAfter: replay.after)
         // Compaction may have removed rows since the check above: a replay must be whole.
         guard logged.count == Int(replay.through - replay.after), logged.first?.revision == replay.after + 1 else {
             _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
@@ -332,7 +334,9 @@ final class StateEngine: Sendable {
             guard !subscriber.isBacklogged else { return 0 }
             let owed = state.watches.takeResyncs(of: subscriber)
             guard !owed.isEmpty else { return 0 }
-            subscriber.send(owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, state: state) })
+            subscriber.send(
+                owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, readable: $0.readable, state: state) }
+            )
             logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
             return owed.count
         }
@@ -414,9 +418,10 @@ final class StateEngine: Sendable {
         watchID: UInt64,
         kind: Sharedstate_V1_EventKind,
         prefixes: [String],
+        readable: KeyFilter?,
         state: Published
     ) -> ByteBuffer {
-        let entries = entries(in: state.entries, selectedBy: prefixes)
+        let entries = entries(in: state.entries, selectedBy: prefixes, readable: readable)
         return WatchRegistry.eventFrame(
             watchID: watchID,
             kind: kind,
@@ -425,13 +430,14 @@ final class StateEngine: Sendable {
         )
     }
 
-    private static func entries(in entries: [String: Entry], selectedBy prefixes: [String]) -> [Entry] {
-        let selected: [Entry]
+    private static func entries(in entries: [String: Entry], selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
+        var selected: [Entry]
         if prefixes.isEmpty || prefixes.contains("") {
             selected = Array(entries.values)
         } else {
             selected = entries.values.filter { entry in prefixes.contains { KeyRules.key(entry.key, hasPrefix: $0) } }
         }
+        if let readable { selected = selected.filter { readable($0.key) } }
         return selected.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 

@@ -12,6 +12,8 @@ struct WatchRegistry {
         let id: UInt64
         /// The prefixes it selects; empty selects everything.
         let prefixes: [String]
+        /// The keys its client may read (the access policy); nil for every key.
+        let readable: KeyFilter?
         let subscriber: any WatchSubscriber
         /// Revisions up to this one are not delivered.
         var startsAfter: UInt64
@@ -23,7 +25,7 @@ struct WatchRegistry {
         var isIdle = true
 
         func selects(_ key: String) -> Bool {
-            prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }
+            (prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
         }
     }
 
@@ -139,7 +141,7 @@ struct WatchRegistry {
     /// The frame that tells `watch` about the changes of `revision` it selects, if any.
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
         let changes: [Sharedstate_V1_Change]
-        if watch.prefixes.isEmpty {
+        if watch.prefixes.isEmpty && watch.readable == nil {
             changes = revision.wireChanges
         } else {
             changes = revision.wireChanges.filter { watch.selects($0.entry.key) }

@@ -4,6 +4,8 @@ import Synchronization
 final class ClientRecord: Sendable {
     let sessionID: UInt64
     let credentials: PeerCredentials?
+    /// Who the connection acts for; nil when the kernel did not say (then nothing is allowed).
+    let principal: Principal?
     let connectedAt = ContinuousClock.now
     let writer: ConnectionWriter
     private let name = Mutex("")
@@ -18,6 +20,7 @@ final class ClientRecord: Sendable {
     init(sessionID: UInt64, credentials: PeerCredentials?, writer: ConnectionWriter) {
         self.sessionID = sessionID
         self.credentials = credentials
+        self.principal = credentials.map(Principal.init(credentials:))
         self.writer = writer
     }
 

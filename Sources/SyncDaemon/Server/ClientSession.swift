@@ -108,10 +108,12 @@ final class ClientSession {
     private func handle(_ request: Sharedstate_V1_Request) async {
         let id = request.id
         let limits = settings.limits
+        let access = permissions
         do throws(SharedStateError) {
             switch request.operation {
             case .get(let get):
                 try KeyRules.validateKey(get.key, limits: limits)
+                try requireRead(get.key, access)
                 let (entry, revision) = engine.entry(get.key)
                 guard let entry else { throw SharedStateError(.notFound, "key \"\(get.key)\" not found") }
                 respond(id) {
@@ -122,17 +124,31 @@ final class ClientSession {
                 }
 
             case .put(let put):
-                submit(id, try writeOperation(.put(put), limits: limits).request)
+                let operation = try writeOperation(.put(put), limits: limits)
+                try requireWrite(operation.key, access)
+                submit(id, operation.request)
 
             case .delete(let delete):
-                submit(id, try writeOperation(.delete(delete), limits: limits).request)
+                let operation = try writeOperation(.delete(delete), limits: limits)
+                try requireWrite(operation.key, access)
+                submit(id, operation.request)
 
             case .transaction(let transaction):
-                submit(id, try transactionRequest(transaction, limits: limits))
+                let request = try transactionRequest(transaction, limits: limits)
+                if case .transaction(let compares, let onSuccess, let onFailure) = request {
+                    // A compare reveals whether a value matches: it needs read access.
+                    for compare in compares { try requireRead(compare.key, access) }
+                    for operation in onSuccess + onFailure { try requireWrite(operation.key, access) }
+                }
+                submit(id, request)
 
             case .list(let list):
                 try KeyRules.validatePrefix(list.prefix, limits: limits)
-                let result = engine.list(prefix: list.prefix, limit: list.limit == 0 ? nil : Int(list.limit))
+                let result = engine.list(
+                    prefix: list.prefix,
+                    limit: list.limit == 0 ? nil : Int(list.limit),
+                    readable: readFilter(access)
+                )
                 respond(id) {
                     $0.list = .with {
                         $0.entries = result.entries.map(\.wireValue)
@@ -161,7 +177,13 @@ final class ClientSession {
                     case .afterRevision(let revision): .after(revision)
                     case .snapshot(false), nil: .now
                     }
-                try await engine.startWatch(id: id, prefixes: watch.prefixes, start: start, subscriber: writer)
+                try await engine.startWatch(
+                    id: id,
+                    prefixes: watch.prefixes,
+                    start: start,
+                    readable: readFilter(access),
+                    subscriber: writer
+                )
 
             case .cancelWatch(let cancel):
                 guard engine.cancelWatch(id: cancel.watchID, of: writer) else {
@@ -175,6 +197,7 @@ final class ClientSession {
 
             case .history(let history):
                 try KeyRules.validateKey(history.key, limits: limits)
+                try requireRead(history.key, access)
                 let result = try await engine.history(of: history.key, limit: history.limit == 0 ? nil : Int(history.limit))
                 respond(id) {
                     $0.history = .with {
@@ -184,10 +207,12 @@ final class ClientSession {
                 }
 
             case .clients:
+                try requireAdministrator("list clients", access)
                 let clients = await clients()
                 respond(id) { $0.clients = .with { $0.clients = clients } }
 
             case .backup:
+                try requireAdministrator("back up the database", access)
                 let transfer = try transfers.open()
                 let revision: UInt64
                 do {
@@ -210,6 +235,7 @@ final class ClientSession {
                 respond(id) { $0.transferRead = .with { $0.data = data } }
 
             case .transferWrite(let write):
+                try requireAdministrator("upload a backup", access)
                 let isNew = write.transferID == 0
                 let transferID = isNew ? try transfers.open().id : write.transferID
                 let size: UInt64
@@ -231,6 +257,7 @@ final class ClientSession {
                 respond(id) { $0.transferEnd = .init() }
 
             case .restore(let restore):
+                try requireAdministrator("restore a backup", access)
                 // The upload is used up whatever happens next.
                 let path = try transfers.path(of: restore.transferID)
                 defer { try? transfers.end(restore.transferID) }
@@ -242,6 +269,7 @@ final class ClientSession {
                 submit(id, .restore(entries: entries))
 
             case .compact(let compact):
+                try requireAdministrator("compact the change log", access)
                 let compacted = try await engine.compact(through: compact.revision)
                 respond(id) { $0.compact = .with { $0.compactedRevision = compacted } }
 
@@ -347,6 +375,44 @@ final class ClientSession {
             onSuccess: try operations(transaction.onSuccess),
             onFailure: try operations(transaction.onFailure)
         )
+    }
+
+    // MARK: Access
+
+    /// What this connection's user may do under the policy in force now.
+    private var permissions: Permissions {
+        record.principal.map { settings.policy.permissions(for: $0) }
+            ?? Permissions(isUnrestricted: false, readPrefixes: [], writePrefixes: [])
+    }
+
+    /// The keys a watch or list of this connection may show, judged by the policy in force when
+    /// each change is delivered (so a reload revokes at once); nil when everything is readable.
+    private func readFilter(_ access: Permissions) -> KeyFilter? {
+        if access.isUnrestricted { return nil }
+        guard let principal = record.principal else {
+            let nothing: KeyFilter = { _ in false }
+            return nothing
+        }
+        let settings = self.settings
+        let filter: KeyFilter = { key in settings.policy.permissions(for: principal).canRead(key) }
+        return filter
+    }
+
+    private func requireRead(_ key: String, _ access: Permissions) throws(SharedStateError) {
+        guard access.canRead(key) else { throw denied("read key \"\(key)\"") }
+    }
+
+    private func requireWrite(_ key: String, _ access: Permissions) throws(SharedStateError) {
+        guard access.canWrite(key) else { throw denied("write key \"\(key)\"") }
+    }
+
+    private func requireAdministrator(_ action: String, _ access: Permissions) throws(SharedStateError) {
+        guard access.isUnrestricted else { throw denied("\(action) (only syncd's own user and root may)") }
+    }
+
+    private func denied(_ action: String) -> SharedStateError {
+        let who = record.credentials.map { "user \($0.uid)" } ?? "this client"
+        return SharedStateError(.permissionDenied, "permission denied: \(who) may not \(action)")
     }
 
     /// The session to bind a put to: this one when it asks to be ephemeral, else none.

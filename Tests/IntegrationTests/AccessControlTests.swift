@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The access policy with clients running as other users (`setpriv`): what they may read, write
+/// and watch, and that nothing outside their grant leaks, not even key names.
+@Suite(.timeLimit(.minutes(2))) struct AccessControlTests {
+    private static let policy = """
+        {
+          "grants": [
+            { "prefix": "public/", "groups": ["nogroup"], "read": true },
+            { "prefix": "public/nobody/", "users": ["nobody"], "read": true, "write": true },
+            { "prefix": "team/", "users": [1234], "read": true, "write": true }
+          ]
+        }
+        """
+
+    /// A copy of syncctl that other users can run, whatever the permissions of the build folder.
+    private func publicSyncctl(_ scratch: Scratch) throws -> String {
+        let copy = scratch.file("syncctl")
+        if !FileManager.default.fileExists(atPath: copy) {
+            try FileManager.default.copyItem(atPath: try Binaries.path("syncctl"), toPath: copy)
+            chmod(copy, 0o755)
+        }
+        return copy
+    }
+
+    /// Runs syncctl as `uid` (group nogroup, no other groups).
+    private func syncctl(as uid: Int, _ arguments: [String], scratch: Scratch) async throws -> SyncctlResult {
+        let child = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=\(uid)", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket]
+                + arguments,
+            scratch: scratch,
+            name: "syncctl-\(uid)"
+        )
+        let status = try await child.waitForExit()
+        return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
+    }
+
+    private func daemon(_ scratch: Scratch, policy: String?) async throws -> DaemonProcess {
+        var arguments = ["--socket-group", "65534"]
+        if let policy {
+            try policy.write(toFile: scratch.file("policy.json"), atomically: true, encoding: .utf8)
+            arguments += ["--policy", scratch.file("policy.json")]
+        }
+        chmod(scratch.path, 0o755)
+        return try await DaemonProcess(scratch, extraArguments: arguments)
+    }
+
+    @Test func grantsAllowAndEverythingElseIsDeniedWithoutLeaks() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        for (key, value) in [("public/a", "1"), ("team/secret", #""s3cr3t""#), ("team/other", "2")] {
+            _ = try await IntegrationTests.syncctl(["put", key, value], scratch: scratch)
+        }
+        let nobody = 65534
+
+        #expect(try await syncctl(as: nobody, ["put", "public/nobody/x", "1"], scratch: scratch).status == 0)
+        #expect(try await syncctl(as: nobody, ["get", "public/a"], scratch: scratch).stdout == "1\n")
+
+        let deniedWrite = try await syncctl(as: nobody, ["put", "public/b", "1"], scratch: scratch)
+        #expect(deniedWrite.status == 5)
+        #expect(deniedWrite.stderr.contains("permission denied: user 65534 may not write key \"public/b\""))
+        let deniedRead = try await syncctl(as: nobody, ["get", "team/secret"], scratch: scratch)
+        #expect(deniedRead.status == 5)
+        #expect(!deniedRead.stderr.contains("s3cr3t"))
+        #expect(try await syncctl(as: nobody, ["history", "team/secret"], scratch: scratch).status == 5)
+        #expect(try await syncctl(as: nobody, ["compact", "--keep", "1"], scratch: scratch).status == 5)
+        #expect(try await syncctl(as: nobody, ["clients"], scratch: scratch).status == 5)
+
+        // A list or a watch of everything shows only what the grant covers: no foreign key names.
+        let list = try await syncctl(as: nobody, ["list"], scratch: scratch)
+        #expect(list.stdout == "public/a\t1\npublic/nobody/x\t1\n")
+        let watch = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket, "--json",
+                "watch", "--snapshot", "--count", "1",
+            ],
+            scratch: scratch,
+            name: "watch-nobody"
+        )
+        try await waitForWatches(1, scratch: scratch)
+        _ = try await IntegrationTests.syncctl(["put", "team/secret", #""new""#], scratch: scratch)
+        _ = try await IntegrationTests.syncctl(["put", "public/a", "2"], scratch: scratch)
+        #expect(try await watch.waitForExit() == 0)
+        #expect(!watch.stdout.contains("team/"))
+        #expect(try watchLines(watch.stdout).map(\.key) == ["public/a", "public/nobody/x", "public/a"])
+
+        // Another user, by number: its own prefix, and the group's read grant.
+        #expect(try await syncctl(as: 1234, ["put", "team/mine", "1"], scratch: scratch).status == 0)
+        #expect(try await syncctl(as: 1234, ["get", "public/a"], scratch: scratch).status == 0)
+        #expect(try await syncctl(as: 1234, ["put", "public/nobody/x", "2"], scratch: scratch).status == 5)
+        try await daemon.stop()
+    }
+
+    @Test func withoutAPolicyOnlySyncdsUserAndRootMayDoAnything() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: nil)
+        _ = try await IntegrationTests.syncctl(["put", "a", "1"], scratch: scratch)
+        #expect(try await syncctl(as: 65534, ["get", "a"], scratch: scratch).status == 5)
+        #expect(try await syncctl(as: 65534, ["list"], scratch: scratch).stdout == "")
+        try await daemon.stop()
+    }
+
+    @Test func aBrokenPolicyIsRefusedOnReloadNamingTheLineAndTheOldOneStays() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        try """
+        {
+          "grants": [
+            { "prefix": "public/", "users": ["no-such-user"], "read": true }
+          ]
+        }
+        """.write(toFile: scratch.file("policy.json"), atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        try await eventually("the refusal") { daemon.child.stderr.contains("configuration not reloaded") }
+        #expect(daemon.child.stderr.contains("policy.json, line 3: grant 1: unknown user \"no-such-user\""))
+        #expect(try await syncctl(as: 65534, ["put", "public/nobody/y", "1"], scratch: scratch).status == 0)
+
+        // A valid new policy takes effect without a restart.
+        try #"{"grants":[{"prefix":"public/","groups":[65534],"read":true}]}"#.write(
+            toFile: scratch.file("policy.json"),
+            atomically: true,
+            encoding: .utf8
+        )
+        daemon.child.signal(SIGHUP)
+        try await eventually("the reload") { daemon.child.stderr.contains("configuration reloaded") }
+        #expect(try await syncctl(as: 65534, ["put", "public/nobody/z", "1"], scratch: scratch).status == 5)
+        try await daemon.stop()
+    }
+}
