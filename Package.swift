@@ -72,7 +72,14 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "SharedStateTests", dependencies: ["SharedState", "SyncDaemon"]),
+        .testTarget(
+            name: "SharedStateTests",
+            dependencies: [
+                "SharedState",
+                "SyncDaemon",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon"]),
         .testTarget(name: "IntegrationTests", dependencies: ["SharedState"]),
     ]
