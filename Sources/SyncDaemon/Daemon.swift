@@ -72,7 +72,7 @@ public final class Daemon: Sendable {
             ),
             logger: logger
         )
-        try await engine.expireEphemeralKeysOfPreviousRun()
+        try engine.expireEphemeralKeysOfPreviousRun()
         TransferStore.removeLeftovers(in: (databasePath as NSString).deletingLastPathComponent)
 
         let listener: SocketServer.Listener

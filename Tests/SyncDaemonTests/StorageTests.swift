@@ -15,14 +15,14 @@ import Testing
         let path = directory.file("state.sqlite")
         do {
             let storage = try Storage(path: path, durability: .normal)
-            try await storage.commit([
+            try storage.commit([
                 CommittedRevision(revision: 1, changes: [.put(entry("a", "1", revision: 1))]),
                 CommittedRevision(
                     revision: 2,
                     changes: [.put(entry("b", #"{"x":[1,2]}"#, revision: 2)), .put(entry("c", "true", revision: 2))]
                 ),
             ])
-            try await storage.commit([CommittedRevision(revision: 3, changes: [.delete("c", revision: 3)])])
+            try storage.commit([CommittedRevision(revision: 3, changes: [.delete("c", revision: 3)])])
             try storage.close()
         }
         let reopened = try Storage(path: path, durability: .normal)

@@ -122,12 +122,26 @@ final class StateEngine: Sendable {
     }
 
     /// Runs the writer until ``shutDown()``, then commits what is still queued and returns.
+    ///
+    /// The writer is a thread of its own that commits synchronously: SQLite blocks, and a thread
+    /// that may block saves the hops between tasks an async writer pays on every write.
     func runWriter() async {
-        while let batch = await queue.next(limit: configuration.maxRequestsPerCommit) {
-            let results = await commit(batch.map(\.request))
-            for (pending, result) in zip(batch, results) {
-                pending.completion(result)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    while let batch = queue.take(limit: configuration.maxRequestsPerCommit) {
+                        let results = commit(batch.map(\.request))
+                        for (pending, result) in zip(batch, results) {
+                            pending.completion(result)
+                        }
+                    }
+                    finished.resume()
+                }
+                thread.name = "syncd-writer"
+                thread.start()
             }
+        } onCancel: {
+            shutDown()
         }
     }
 
@@ -137,7 +151,7 @@ final class StateEngine: Sendable {
     }
 
     /// Plans, commits and publishes a group of writes; returns each one's result.
-    private func commit(_ batch: [WriteRequest]) async -> [Result<WriteOutcome, SharedStateError>] {
+    private func commit(_ batch: [WriteRequest]) -> [Result<WriteOutcome, SharedStateError>] {
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: Entry?] = [:]
         var revision = published.withLock { $0.revision }
@@ -178,7 +192,7 @@ final class StateEngine: Sendable {
 
         if !revisions.isEmpty {
             do {
-                try await storage.commit(revisions)
+                try storage.commit(revisions)
             } catch {
                 logger.error(
                     "commit failed; the writes were refused",
@@ -216,13 +230,13 @@ final class StateEngine: Sendable {
     /// Deletes the ephemeral keys of sessions from before a restart: their owners are gone.
     ///
     /// Call it once, before ``runWriter()`` and before any client connects.
-    func expireEphemeralKeysOfPreviousRun() async throws(SharedStateError) {
+    func expireEphemeralKeysOfPreviousRun() throws(SharedStateError) {
         let keys = published.withLock { state in
             state.ephemeralKeys.values.flatMap { $0 }
         }
         guard !keys.isEmpty else { return }
         // The writer is not running yet: commit this one request directly.
-        _ = try await commit([.expireEphemeral(session: nil, keys: keys.sorted())])[0].get()
+        _ = try commit([.expireEphemeral(session: nil, keys: keys.sorted())])[0].get()
     }
 
     // MARK: Watches

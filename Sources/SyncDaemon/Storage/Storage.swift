@@ -91,9 +91,11 @@ final class Storage: Sendable {
 
     /// Commits consecutive revisions in one transaction: appends each to the change log, updates
     /// the entries they touch and the current revision. Nothing is written if it throws.
-    func commit(_ revisions: [CommittedRevision]) async throws {
+    ///
+    /// Synchronous: the engine's writer thread calls it and waits for the commit.
+    func commit(_ revisions: [CommittedRevision]) throws {
         guard let last = revisions.last else { return }
-        try await pool.write { db in
+        try pool.write { db in
             let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
             let upsertEntry = try db.cachedStatement(
                 sql: """
