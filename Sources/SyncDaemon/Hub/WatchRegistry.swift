@@ -140,12 +140,14 @@ struct WatchRegistry {
 
     /// The frame that tells `watch` about the changes of `revision` it selects, if any.
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
-        let changes: [Sharedstate_V1_Change]
         if watch.prefixes.isEmpty && watch.readable == nil {
-            changes = revision.wireChanges
-        } else {
-            changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
-            if changes.isEmpty { return nil }
+            return revision.frame(forWatch: watch.id, allocator: allocator)
+        }
+        let changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
+        if changes.isEmpty { return nil }
+        // All of them: the revision's encoded event serves as it is.
+        if changes.count == revision.wireChanges.count {
+            return revision.frame(forWatch: watch.id, allocator: allocator)
         }
         return eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
     }
