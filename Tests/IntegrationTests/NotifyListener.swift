@@ -10,14 +10,19 @@ final class NotifyListener {
     private let descriptor: Int32
     private(set) var messages: [(at: ContinuousClock.Instant, text: String)] = []
 
+    /// Binds `path`, or with a leading `@` a name in the abstract namespace.
     init(path: String) throws {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8.prefix($0.count - 1)) }
+        var bytes = Array(path.utf8)
+        let isAbstract = bytes.first == UInt8(ascii: "@")
+        if isAbstract { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (isAbstract ? 0 : 1))
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
         guard bound == 0 else { throw TestFailure("cannot bind notify socket \(path)") }
     }
@@ -51,6 +56,6 @@ final class NotifyListener {
 
     deinit {
         close(descriptor)
-        unlink(path)
+        if !path.hasPrefix("@") { unlink(path) }
     }
 }

@@ -64,9 +64,11 @@ public struct ClientInfo: Sendable, Hashable {
     public var sessionID: UInt64
     /// The name it gave when it connected.
     public var name: String
-    /// The process, user and group that connected, as the kernel reports them (0 if unknown).
+    /// The process that connected, as the kernel reports it (0 if unknown).
     public var pid: Int32
+    /// The user of that process (0 if unknown).
     public var uid: UInt32
+    /// The primary group of that process (0 if unknown).
     public var gid: UInt32
     /// How many watches it has.
     public var watches: UInt64

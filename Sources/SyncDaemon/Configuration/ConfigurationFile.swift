@@ -13,7 +13,7 @@ import SharedStateWire
 /// ```
 /// Every field is optional; a missing one keeps its default (or the command line's value).
 public struct ConfigurationFile: Decodable, Sendable, Equatable {
-    /// The limits a file may set, each optional.
+    /// The limits a file may set, each optional; see `Limits` for what each one bounds.
     public struct LimitsSection: Decodable, Sendable, Equatable {
         public var maxKeyBytes: Int?
         public var maxValueBytes: Int?
@@ -28,7 +28,9 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var handshakeTimeoutSeconds: Int?
     }
 
+    /// trace, debug, info, notice, warning, error or critical.
     public var logLevel: String?
+    /// Limits that replace the defaults.
     public var limits: LimitsSection?
 
     /// Reads and checks the file at `path`.

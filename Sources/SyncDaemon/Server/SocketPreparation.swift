@@ -39,18 +39,8 @@ enum SocketPreparation {
         #else
             let descriptor = socket(AF_UNIX, SOCK_STREAM, 0)
         #endif
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0, let address = UnixSocketAddress(path: path) else { return false }
         defer { close(descriptor) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: path.utf8.prefix(buffer.count - 1))
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0
+        return address.withSocketAddress { connect(descriptor, $0, $1) } == 0
     }
 }

@@ -12,26 +12,11 @@ import Foundation
 ///
 /// The socket may be a path or, with a leading `@`, a name in the abstract namespace.
 final class SystemdNotifier: Sendable {
-    private let address: sockaddr_un?
-    private let addressLength: socklen_t
+    private let address: UnixSocketAddress?
 
     /// A notifier for the socket named in `environment`, if any.
     init(environment: [String: String]) {
-        guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty,
-            path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path)
-        else {
-            address = nil
-            addressLength = 0
-            return
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        self.address = address
-        // Abstract names are not NUL-terminated: the length says where they end.
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+        address = environment["NOTIFY_SOCKET"].flatMap(UnixSocketAddress.init(path:))
     }
 
     /// Whether syncd runs under a service manager that listens.
@@ -58,7 +43,7 @@ final class SystemdNotifier: Sendable {
     func stopping() { send("STOPPING=1") }
 
     private func send(_ message: String) {
-        guard var address else { return }
+        guard let address else { return }
         #if canImport(Glibc) || canImport(Musl)
             let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
@@ -66,13 +51,8 @@ final class SystemdNotifier: Sendable {
         #endif
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
-        let length = addressLength
         _ = message.utf8CString.withUnsafeBufferPointer { text in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(descriptor, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, length)
-                }
-            }
+            address.withSocketAddress { sendto(descriptor, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, $1) }
         }
     }
 }
