@@ -75,4 +75,37 @@ import Testing
         await watcher.close()
         try await daemon.stop()
     }
+
+    @Test func aGracefulStopAcknowledgesEveryWriteItCommits() async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        var configuration = SharedStateClient.Configuration(socketPath: scratch.socket, clientName: "writer")
+        configuration.reconnects = false
+        let client = try await SharedStateClient.connect(configuration)
+        let acknowledged = Collector<UInt64>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<16 {
+                group.addTask {
+                    var index = 0
+                    while true {
+                        index += 1
+                        guard let result = try? await client.put("g/\(lane)/\(index)", json: "1") else { return }
+                        acknowledged.add(result.revision)
+                    }
+                }
+            }
+            try await eventually("a few hundred acknowledged writes") { acknowledged.all.count >= 300 }
+            try await daemon.stop()
+            try await group.waitForAll()
+        }
+        let stopped = daemon.child.stderr
+        daemon = try await DaemonProcess(scratch)
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        // Every write that committed was acknowledged: the revisions are exactly the acknowledged ones.
+        #expect(
+            status.stdout.contains(#""revision":\#(acknowledged.all.count),"#),
+            "acknowledged \(acknowledged.all.count): \(status.stdout) \(stopped.suffix(600))")
+        #expect(acknowledged.all.sorted() == Array(1...UInt64(acknowledged.all.count)))
+        try await daemon.stop()
+    }
 }

@@ -2,13 +2,18 @@ import Foundation
 import Logging
 import NIOCore
 import SharedStateWire
+import Synchronization
 
 /// The protocol logic of one client connection: the handshake, then each request checked and
 /// handed to the engine. Reads are answered at once; writes are answered when they commit.
 ///
 /// It does no I/O of its own: frames come in through ``receive(_:)`` and go out through the
 /// connection's writer, so it can be driven by any transport.
-final class ClientSession {
+///
+/// `@unchecked Sendable`: a session belongs to its connection's task, which hands it one frame at a
+/// time (the read loop runs in a child task only so that shutdown can cancel it); engine
+/// completions touch only its Sendable parts.
+final class ClientSession: @unchecked Sendable {
     /// What the connection should do after a frame.
     enum Disposition: Equatable {
         case keepReading
@@ -27,6 +32,8 @@ final class ClientSession {
     private let status: @Sendable () -> Sharedstate_V1_StatusResponse
     private let clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
     private let transfers: TransferStore
+    /// Writes handed to the engine and not yet answered.
+    private let pendingWrites = PendingWriteCount()
     private let logger: Logger
 
     init(
@@ -281,9 +288,21 @@ final class ClientSession {
         }
     }
 
+    /// Waits until every write this session handed to the engine has been answered, or `limit`
+    /// has passed: at shutdown, so that writes that commit are acknowledged too.
+    func waitForPendingWrites(upTo limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while pendingWrites.value > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     private func submit(_ id: UInt64, _ request: WriteRequest) {
         let writer = self.writer
+        let pendingWrites = self.pendingWrites
+        pendingWrites.add(1)
         engine.submit(request) { result in
+            defer { pendingWrites.add(-1) }
             let frame = Sharedstate_V1_ServerFrame.with {
                 $0.response = .with {
                     $0.id = id
@@ -446,5 +465,16 @@ extension WriteRequest.WriteOperation {
             .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession)
         case .delete(let key, let ifVersion): .delete(key: key, ifVersion: ifVersion)
         }
+    }
+}
+
+/// How many of a session's writes await their answer; shared with the engine's completions.
+private final class PendingWriteCount: Sendable {
+    private let count = Atomic<Int>(0)
+
+    var value: Int { count.load(ordering: .acquiring) }
+
+    func add(_ delta: Int) {
+        count.wrappingAdd(delta, ordering: .acquiringAndReleasing)
     }
 }

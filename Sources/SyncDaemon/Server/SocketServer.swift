@@ -97,15 +97,13 @@ final class SocketServer: Service {
                 }
             }
         } onGracefulShutdown: {
-            // Stop accepting, then end every connection; writes already queued still commit.
+            // Stop accepting. Each connection stops reading by itself (its read loop is cancelled
+            // on graceful shutdown), answers the writes it already handed over (the engine shuts
+            // down after the server, so they still commit) and closes. Not reading, rather than
+            // shutting the socket's input, keeps the client's own writes from failing early and
+            // taking the answers down with its connection.
             listener.channel.close(promise: nil)
-            let open = self.connections.withLock { connections in
-                connections.isShuttingDown = true
-                return connections.open.values.map(\.channel)
-            }
-            for channel in open {
-                channel.close(promise: nil)
-            }
+            self.connections.withLock { $0.isShuttingDown = true }
         }
     }
 
@@ -173,16 +171,24 @@ final class SocketServer: Service {
         }
         do {
             try await connection.executeThenClose { inbound, _ in
-                do {
-                    for try await payload in inbound {
-                        if case .close(let error) = await session.receive(payload) {
-                            await close(writer, because: error, session: session)
-                            return
+                let ending: SharedStateError? = await cancelWhenGracefulShutdown {
+                    do {
+                        for try await payload in inbound {
+                            if case .close(let error) = await session.receive(payload) { return error }
                         }
+                    } catch let error as SharedStateError {
+                        return error
+                    } catch {
+                        self.logger.debug("connection input ended", metadata: ["session": "\(sessionID)", "error": "\(error)"])
                     }
-                } catch let error as SharedStateError {
-                    await close(writer, because: error, session: session)
+                    return nil
                 }
+                if let ending {
+                    await close(writer, because: ending, session: session)
+                    return
+                }
+                // The client, or a shutdown, ended the input: answer the writes still pending.
+                await session.waitForPendingWrites(upTo: .seconds(5))
             }
         } catch {
             logger.debug("connection failed", metadata: ["session": "\(sessionID)", "error": "\(error)"])
