@@ -86,9 +86,8 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for lane in 0..<16 {
                 group.addTask {
-                    var index = 0
-                    while true {
-                        index += 1
+                    // Bounded, so that a syncd that does not stop cannot keep the test writing forever.
+                    for index in 1...20_000 {
                         guard let result = try? await client.put("g/\(lane)/\(index)", json: "1") else { return }
                         acknowledged.add(result.revision)
                     }

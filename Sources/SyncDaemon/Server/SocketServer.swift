@@ -174,6 +174,9 @@ final class SocketServer: Service {
                 let ending: SharedStateError? = await cancelWhenGracefulShutdown {
                     do {
                         for try await payload in inbound {
+                            // A busy client always has another frame ready, and the stream hands
+                            // it over even to a cancelled task: look for the shutdown here too.
+                            if Task.isCancelled { break }
                             if case .close(let error) = await session.receive(payload) { return error }
                         }
                     } catch let error as SharedStateError {
