@@ -29,23 +29,18 @@ enum WritePlanner {
     ) throws(SharedStateError) -> Plan {
         switch request {
         case .put(let key, let value, let ifVersion, let ephemeralSession):
-            let change = try put(
-                key: key,
-                value: value,
-                ifVersion: ifVersion,
-                ephemeralSession: ephemeralSession,
-                revision: revision,
-                current: entry(key)
-            )
+            let operation = WriteRequest.WriteOperation.put(
+                key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession)
+            guard let change = try apply(operation, revision: revision, entry: entry) else {
+                preconditionFailure("a put always changes its key")
+            }
             return Plan(outcome: .put(revision: revision, version: change.entry.version), changes: [change])
 
         case .delete(let key, let ifVersion):
-            let current = entry(key)
-            try check(key: key, current: current, ifVersion: ifVersion)
-            guard current != nil else {
+            guard let change = try apply(.delete(key: key, ifVersion: ifVersion), revision: revision, entry: entry) else {
                 throw SharedStateError(.notFound, "key \"\(key)\" not found")
             }
-            return Plan(outcome: .delete(revision: revision), changes: [.delete(key, revision: revision)])
+            return Plan(outcome: .delete(revision: revision), changes: [change])
 
         case .transaction(let compares, let onSuccess, let onFailure):
             // Both branches are checked, so a malformed transaction fails whatever the state.
@@ -57,27 +52,11 @@ enum WritePlanner {
             }
             let succeeded = compares.allSatisfy { holds($0, current: entry($0.key)) }
             let operations = succeeded ? onSuccess : onFailure
+            // Deleting a missing key inside a transaction is a no-op, so a transaction can say
+            // "make sure this key is gone".
             var changes: [Change] = []
             for operation in operations {
-                switch operation {
-                case .put(let key, let value, let ifVersion, let ephemeralSession):
-                    changes.append(
-                        try put(
-                            key: key,
-                            value: value,
-                            ifVersion: ifVersion,
-                            ephemeralSession: ephemeralSession,
-                            revision: revision,
-                            current: entry(key)
-                        )
-                    )
-                case .delete(let key, let ifVersion):
-                    let current = entry(key)
-                    try check(key: key, current: current, ifVersion: ifVersion)
-                    // Deleting a missing key inside a transaction is a no-op, so a transaction
-                    // can say "make sure this key is gone".
-                    if current != nil { changes.append(.delete(key, revision: revision)) }
-                }
+                if let change = try apply(operation, revision: revision, entry: entry) { changes.append(change) }
             }
             return Plan(
                 outcome: .transaction(succeeded: succeeded, revision: changes.isEmpty ? revision - 1 : revision),
@@ -123,24 +102,31 @@ enum WritePlanner {
         }
     }
 
-    private static func put(
-        key: String,
-        value: Data,
-        ifVersion: UInt64?,
-        ephemeralSession: UInt64,
+    /// The change one operation makes, after checking its `ifVersion`; nil for the deletion of a
+    /// key that does not exist.
+    private static func apply(
+        _ operation: WriteRequest.WriteOperation,
         revision: UInt64,
-        current: Entry?
-    ) throws(SharedStateError) -> Change {
-        try check(key: key, current: current, ifVersion: ifVersion)
-        let entry = Entry(
-            key: key,
-            value: value,
-            version: (current?.version ?? 0) + 1,
-            createRevision: current?.createRevision ?? revision,
-            modRevision: revision,
-            ephemeralSession: ephemeralSession
-        )
-        return .put(entry)
+        entry: (String) -> Entry?
+    ) throws(SharedStateError) -> Change? {
+        let current = entry(operation.key)
+        switch operation {
+        case .put(let key, let value, let ifVersion, let ephemeralSession):
+            try check(key: key, current: current, ifVersion: ifVersion)
+            return .put(
+                Entry(
+                    key: key,
+                    value: value,
+                    version: (current?.version ?? 0) + 1,
+                    createRevision: current?.createRevision ?? revision,
+                    modRevision: revision,
+                    ephemeralSession: ephemeralSession
+                )
+            )
+        case .delete(let key, let ifVersion):
+            try check(key: key, current: current, ifVersion: ifVersion)
+            return current == nil ? nil : .delete(key, revision: revision)
+        }
     }
 
     private static func check(key: String, current: Entry?, ifVersion: UInt64?) throws(SharedStateError) {
