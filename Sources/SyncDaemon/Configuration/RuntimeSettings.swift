@@ -6,18 +6,29 @@ import Synchronization
 /// policy. Every part that uses them reads them here, so a reload needs no restart and drops no
 /// connection.
 public final class RuntimeSettings: Sendable {
-    private let state: Mutex<(logLevel: Logger.Level, limits: Limits, policy: AccessPolicy)>
+    private let state: Mutex<(logLevel: Logger.Level, limits: Limits, policy: AccessPolicy, policyGeneration: UInt64)>
 
     /// Settings starting at `logLevel` and `limits`, with the policy of no policy file (only
     /// syncd's own user and root may do anything).
     public init(logLevel: Logger.Level, limits: Limits) {
-        state = Mutex((logLevel, limits, .administratorsOnly()))
+        state = Mutex((logLevel, limits, .administratorsOnly(), 0))
     }
 
     /// Who may read and write which keys.
     var policy: AccessPolicy {
         get { state.withLock { $0.policy } }
-        set { state.withLock { $0.policy = newValue } }
+        set {
+            state.withLock {
+                $0.policy = newValue
+                $0.policyGeneration &+= 1
+            }
+        }
+    }
+
+    /// The policy with a number that changes whenever it is replaced, so what was derived from
+    /// it can be kept until then.
+    var policyAndGeneration: (policy: AccessPolicy, generation: UInt64) {
+        state.withLock { ($0.policy, $0.policyGeneration) }
     }
 
     /// The lowest level that is logged.

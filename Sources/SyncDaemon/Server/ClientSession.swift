@@ -32,6 +32,7 @@ final class ClientSession: @unchecked Sendable {
     private let status: @Sendable () -> Sharedstate_V1_StatusResponse
     private let clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
     private let transfers: TransferStore
+    private let accessCache: PermissionCache
     /// Writes handed to the engine and not yet answered.
     private let pendingWrites = PendingWriteCount()
     private let logger: Logger
@@ -46,6 +47,7 @@ final class ClientSession: @unchecked Sendable {
         clients: @escaping @Sendable () async -> [Sharedstate_V1_ClientInfo]
     ) {
         self.record = record
+        self.accessCache = PermissionCache(principal: record.principal, settings: settings)
         self.transfers = TransferStore(directory: transferDirectory, sessionID: record.sessionID)
         self.engine = engine
         self.settings = settings
@@ -399,21 +401,14 @@ final class ClientSession: @unchecked Sendable {
     // MARK: Access
 
     /// What this connection's user may do under the policy in force now.
-    private var permissions: Permissions {
-        record.principal.map { settings.policy.permissions(for: $0) }
-            ?? Permissions(isUnrestricted: false, readPrefixes: [], writePrefixes: [])
-    }
+    private var permissions: Permissions { accessCache.current }
 
     /// The keys a watch or list of this connection may show, judged by the policy in force when
     /// each change is delivered (so a reload revokes at once); nil when everything is readable.
     private func readFilter(_ access: Permissions) -> KeyFilter? {
         if access.isUnrestricted { return nil }
-        guard let principal = record.principal else {
-            let nothing: KeyFilter = { _ in false }
-            return nothing
-        }
-        let settings = self.settings
-        let filter: KeyFilter = { key in settings.policy.permissions(for: principal).canRead(key) }
+        let cache = accessCache
+        let filter: KeyFilter = { key in cache.current.canRead(key) }
         return filter
     }
 
