@@ -16,6 +16,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The store runtime only; syncd and syncctl never link these, so their builds skip swift-syntax.
+        .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1"),
+        .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.10.0"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
+        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
+        .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
     ],
     targets: [
         // The wire protocol: generated messages, framing, and the rules for keys and values that
@@ -27,15 +33,57 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
-        // What feature processes link: the socket client and typed keys.
+        // The socket client and typed keys: all syncctl needs, free of macros.
         .target(
-            name: "SharedState",
+            name: "SyncClient",
             dependencies: [
                 "SharedStateWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The TCA-style store runtime: reducers, effects, stores and TestStore. Knows nothing of syncd.
+        .target(
+            name: "FeatureStore",
+            dependencies: [
+                .product(name: "CasePaths", package: "swift-case-paths"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // What feature processes import: the client and the runtime, joined by the shared-state
+        // dependency, its in-memory test double, shared-state effects and the process host.
+        .target(
+            name: "SharedState",
+            dependencies: [
+                "SyncClient",
+                "FeatureStore",
+                .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The climate example: three feature processes that cooperate only through syncd.
+        .target(name: "ClimateFeatures", dependencies: ["SharedState"], path: "Examples/ClimateFeatures"),
+        .executableTarget(
+            name: "climate-sensor",
+            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/climate-sensor"
+        ),
+        .executableTarget(
+            name: "climate-thermostat",
+            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/climate-thermostat"
+        ),
+        .executableTarget(
+            name: "climate-panel",
+            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/climate-panel"
         ),
         // syncd's logic, as a library so tests can run it in-process.
         .target(
@@ -61,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "syncctl",
             dependencies: [
-                "SharedState",
+                "SyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -81,6 +129,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SharedState"]),
+        .testTarget(name: "FeatureStoreTests", dependencies: ["FeatureStore"]),
+        .testTarget(name: "ClimateFeaturesTests", dependencies: ["ClimateFeatures"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient"]),
     ]
 )

@@ -1,1 +1,2 @@
-@_exported import SharedStateWire
+@_exported import FeatureStore
+@_exported import SyncClient

@@ -1,4 +1,4 @@
-import SharedState
+import SyncClient
 
 /// One change as `watch` and `history` print it.
 enum ChangeLine {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedState
+import SyncClient
 
 /// Turns errors into syncctl's message on standard error and its documented exit code.
 enum CommandFailure {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import SharedState
+import SyncClient
 
 struct DeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

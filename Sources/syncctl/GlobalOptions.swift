@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedState
+import SyncClient
 
 /// The options every command takes, before or after the command's name.
 struct GlobalOptions: ParsableArguments {

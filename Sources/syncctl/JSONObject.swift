@@ -1,5 +1,5 @@
 import Foundation
-import SharedState
+import SyncClient
 
 /// Builds one JSON object for syncctl's `--json` output, embedding stored values verbatim (they
 /// are already JSON) instead of re-encoding them.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedState
+import SyncClient
 
 struct PutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import Foundation
-import SharedState
+import SyncClient
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import SharedState
+import SyncClient
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import Foundation
-import SharedState
+import SyncClient
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct WatchAgreementTests {

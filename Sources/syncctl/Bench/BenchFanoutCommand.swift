@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SharedState
+import SyncClient
 import Synchronization
 
 struct BenchFanoutCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import Foundation
 
-extension SharedStateClient {
+extension SharedStateBackend {
     /// The current value of a typed key, or its default when the key does not exist.
     ///
     /// - Throws: `invalidArgument` when the stored value does not decode as `Value`.
@@ -54,10 +54,10 @@ extension SharedStateClient {
     ///
     /// The stream ends when the connection ends; stop iterating to cancel the watch on syncd.
     public func values<Value>(of key: SharedKey<Value>) -> AsyncStream<Value> {
-        let iterator = WatchIterator(watch(prefixes: [key.name]).makeAsyncIterator())
+        let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
         return AsyncStream(unfolding: {
             while let batch = await iterator.next() {
-                if let value = Self.latestValue(of: key, in: batch) { return value }
+                if let value = latestValue(of: key, in: batch) { return value }
             }
             return nil
         })
@@ -75,7 +75,7 @@ extension SharedStateClient {
     }
 
     /// The key's value after `batch`, or nil if the batch says nothing decodable about it.
-    private static func latestValue<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Value? {
+    private func latestValue<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Value? {
         // A prefix watch also sees keys that merely start with the name.
         guard let change = batch.changes.last(where: { $0.key == key.name }) else {
             return batch.kind.replacesState ? key.defaultValue : nil

@@ -1,17 +1,21 @@
 import Foundation
-import SharedStateWire
 
 /// Decides what one write request does to the state, without doing any I/O: checks its compares
 /// against the current entries and computes the changes it makes at a given revision.
 ///
 /// The engine calls it for every request of a group commit, in order, with a lookup that sees the
 /// changes of the requests planned before it.
-enum WritePlanner {
+package enum WritePlanner {
     /// The result of planning one request.
-    struct Plan: Sendable, Equatable {
-        var outcome: WriteOutcome
+    package struct Plan: Sendable, Equatable {
+        package var outcome: WriteOutcome
         /// The changes to commit; empty when the request changes nothing (no revision is used).
-        var changes: [Change]
+        package var changes: [Change]
+
+        package init(outcome: WriteOutcome, changes: [Change]) {
+            self.outcome = outcome
+            self.changes = changes
+        }
     }
 
     /// Plans `request` as the write that gets `revision` if it changes anything.
@@ -22,7 +26,7 @@ enum WritePlanner {
     ///   - entry: The current entry of a key, or nil if it does not exist.
     /// - Throws: ``SharedStateError`` `conflict` when a compare fails, `notFound` when deleting a
     ///   missing key, `invalidArgument` when a transaction names one key twice.
-    static func plan(
+    package static func plan(
         _ request: WriteRequest,
         revision: UInt64,
         entry: (String) -> Entry?

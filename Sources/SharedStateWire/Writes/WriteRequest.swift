@@ -1,8 +1,7 @@
 import Foundation
-import SharedStateWire
 
 /// A write as the engine sequences it: already checked for well-formed keys and values.
-enum WriteRequest: Sendable {
+package enum WriteRequest: Sendable {
     /// Sets `key` to `value`, if its version is `ifVersion` when one is given (0: must not exist),
     /// bound to `ephemeralSession` unless that is 0.
     case put(key: String, value: Data, ifVersion: UInt64?, ephemeralSession: UInt64 = 0)
@@ -19,11 +18,11 @@ enum WriteRequest: Sendable {
     case restore(entries: [Entry], currentKeys: [String] = [])
 
     /// One operation inside a transaction.
-    enum WriteOperation: Sendable {
+    package enum WriteOperation: Sendable {
         case put(key: String, value: Data, ifVersion: UInt64?, ephemeralSession: UInt64 = 0)
         case delete(key: String, ifVersion: UInt64?)
 
-        var key: String {
+        package var key: String {
             switch self {
             case .put(let key, _, _, _), .delete(let key, _): key
             }
@@ -31,20 +30,25 @@ enum WriteRequest: Sendable {
     }
 
     /// A condition on one key.
-    struct Compare: Sendable {
-        enum Target: Sendable {
+    package struct Compare: Sendable {
+        package enum Target: Sendable {
             /// The key's version equals this; 0 means the key does not exist.
             case version(UInt64)
             /// The key exists with exactly these bytes.
             case value(Data)
         }
-        var key: String
-        var target: Target
+        package var key: String
+        package var target: Target
+
+        package init(key: String, target: Target) {
+            self.key = key
+            self.target = target
+        }
     }
 }
 
 /// What a write request did.
-enum WriteOutcome: Sendable, Equatable {
+package enum WriteOutcome: Sendable, Equatable {
     case put(revision: UInt64, version: UInt64)
     case delete(revision: UInt64)
     case transaction(succeeded: Bool, revision: UInt64)
@@ -57,5 +61,5 @@ enum WriteOutcome: Sendable, Equatable {
 extension WriteRequest {
     /// A health probe: an empty transaction goes through the writer like any write and changes
     /// nothing, so its completion proves the writer is alive.
-    static let probe = WriteRequest.transaction(compares: [], onSuccess: [], onFailure: [])
+    package static let probe = WriteRequest.transaction(compares: [], onSuccess: [], onFailure: [])
 }

@@ -20,6 +20,13 @@ public struct ListResult: Sendable, Hashable {
     public var revision: UInt64
     /// True when the limit cut the list short.
     public var isTruncated: Bool
+
+    /// Creates a result.
+    public init(entries: [Entry], revision: UInt64, isTruncated: Bool) {
+        self.entries = entries
+        self.revision = revision
+        self.isTruncated = isTruncated
+    }
 }
 
 /// What a transaction did.

@@ -41,14 +41,14 @@ public struct Transaction: Sendable {
     /// A write inside a transaction.
     public struct Operation: Sendable {
         var wireValue: Sharedstate_V1_Operation
-        var key: String {
+        package var key: String {
             switch wireValue.kind {
             case .put(let put): put.key
             case .delete(let delete): delete.key
             case nil: ""
             }
         }
-        var value: Data? {
+        package var value: Data? {
             if case .put(let put) = wireValue.kind { return put.value }
             return nil
         }
@@ -96,5 +96,38 @@ public struct Transaction: Sendable {
         self.compares = compares
         self.onSuccess = onSuccess
         self.onFailure = onFailure
+    }
+}
+
+extension Transaction.Compare {
+    /// The key the compare is about.
+    package var key: String { wireValue.key }
+
+    /// The compare as the write planner takes it.
+    package var request: WriteRequest.Compare {
+        switch wireValue.target {
+        case .value(let value): WriteRequest.Compare(key: wireValue.key, target: .value(value))
+        case .version(let version): WriteRequest.Compare(key: wireValue.key, target: .version(version))
+        case nil: WriteRequest.Compare(key: wireValue.key, target: .version(0))
+        }
+    }
+}
+
+extension Transaction.Operation {
+    /// The operation as the write planner takes it, ephemeral puts bound to `session`.
+    package func request(session: UInt64) -> WriteRequest.WriteOperation {
+        switch wireValue.kind {
+        case .put(let put):
+            .put(
+                key: put.key,
+                value: put.value,
+                ifVersion: put.hasIfVersion ? put.ifVersion : nil,
+                ephemeralSession: put.ephemeral ? session : 0
+            )
+        case .delete(let delete):
+            .delete(key: delete.key, ifVersion: delete.hasIfVersion ? delete.ifVersion : nil)
+        case nil:
+            .delete(key: "", ifVersion: nil)
+        }
     }
 }

@@ -42,6 +42,14 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// - Throws: ``SharedStateError`` `invalidArgument` when the stored JSON is not a `Value` (for
     ///   example after the type changed shape).
     public func decode(_ data: Data) throws(SharedStateError) -> Value {
+        try Self.decode(data, named: name)
+    }
+
+    /// The value a JSON document stored under the key `name` holds, for keys found under a
+    /// prefix.
+    ///
+    /// - Throws: ``SharedStateError`` `invalidArgument` when the JSON is not a `Value`.
+    public static func decode(_ data: Data, named name: String) throws(SharedStateError) -> Value {
         do {
             return try JSONDecoder().decode(Value.self, from: data)
         } catch {

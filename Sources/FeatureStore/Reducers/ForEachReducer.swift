@@ -1,0 +1,75 @@
+import CasePaths
+import IdentifiedCollections
+
+extension Reducer {
+    /// Runs `element` on one element of a collection feature, for the parent's actions that
+    /// carry an ``IdentifiedAction``, before this reducer.
+    ///
+    /// When this reducer removes an element, that element's running effects are cancelled.
+    ///
+    /// ```swift
+    /// Reduce { state, action in ... }
+    ///     .forEach(\.sensors, action: \.sensors) { SensorRow() }
+    /// ```
+    public func forEach<ElementState, ElementAction: Sendable, ID: Hashable & Sendable, Element: Reducer>(
+        _ state: WritableKeyPath<State, IdentifiedArray<ID, ElementState>>,
+        action: CaseKeyPath<Action, IdentifiedAction<ID, ElementAction>>,
+        @ReducerBuilder<ElementState, ElementAction> element: () -> Element,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> ForEachReducer<Self, ID, Element>
+    where Action: CasePathable, Element.State == ElementState, Element.Action == ElementAction {
+        ForEachReducer(
+            parent: self,
+            element: element(),
+            state: state,
+            action: AnyCasePath(action),
+            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+}
+
+/// A parent reducer with a feature per element of an `IdentifiedArray`; see
+/// ``Reducer/forEach(_:action:element:fileID:filePath:line:column:)``.
+public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: Reducer>: Reducer {
+    let parent: Parent
+    let element: Element
+    let state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>
+    let action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>
+    let location: SourceLocation
+
+    public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        let elementEffect = reduceElement(into: &parentState, action: parentAction)
+        let idsBefore = parentState[keyPath: state].ids
+        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        let idsAfter = parentState[keyPath: state].ids
+        let removed = idsBefore.subtracting(idsAfter)
+        guard !removed.isEmpty else { return .merge(elementEffect, parentEffect) }
+        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancel(id: effectsID(of: $0)) })
+    }
+
+    private func effectsID(of id: ID) -> EffectID {
+        EffectID(unchecked: [AnyHashable(state), AnyHashable(id)])
+    }
+
+    private func reduceElement(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        guard case .element(let id, let elementAction) = action.extract(from: parentAction) else { return .none }
+        guard parentState[keyPath: state][id: id] != nil else {
+            location.report(
+                """
+                A "forEach" at \(location) received an action for element \(id), which is not in \
+                the collection:
+                  \(elementAction)
+                Cancel an element's effects when it is removed, or ignore actions that can arrive late.
+                """
+            )
+            return .none
+        }
+        let embed = UncheckedBox(action)
+        return element.reduce(into: &parentState[keyPath: state][id: id]!, action: elementAction)
+            .map { embed.value.embed(.element(id: id, action: $0)) }
+            .cancellable(id: effectsID(of: id))
+    }
+}

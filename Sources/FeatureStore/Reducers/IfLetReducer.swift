@@ -1,0 +1,72 @@
+import CasePaths
+
+extension Reducer {
+    /// Runs `child` on optional child state while it exists, before this reducer.
+    ///
+    /// Child actions that arrive while the state is nil are reported as an issue (a test failure
+    /// under a test): they usually mean an effect outlived the feature. When this reducer sets the
+    /// child state to nil, the child's running effects are cancelled.
+    ///
+    /// ```swift
+    /// Reduce { state, action in ... }
+    ///     .ifLet(\.alert, action: \.alert) { Alert() }
+    /// ```
+    public func ifLet<ChildState, ChildAction: Sendable, Child: Reducer>(
+        _ state: WritableKeyPath<State, ChildState?>,
+        action: CaseKeyPath<Action, ChildAction>,
+        @ReducerBuilder<ChildState, ChildAction> then child: () -> Child,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> IfLetReducer<Self, Child>
+    where Action: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
+        IfLetReducer(
+            parent: self,
+            child: child(),
+            state: state,
+            action: AnyCasePath(action),
+            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+}
+
+/// A parent reducer with a child feature on optional state; see
+/// ``Reducer/ifLet(_:action:then:fileID:filePath:line:column:)``.
+public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
+    let parent: Parent
+    let child: Child
+    let state: WritableKeyPath<Parent.State, Child.State?>
+    let action: AnyCasePath<Parent.Action, Child.Action>
+    let location: SourceLocation
+
+    public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        let childEffect = reduceChild(into: &parentState, action: parentAction)
+        let wasPresent = parentState[keyPath: state] != nil
+        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        guard wasPresent, parentState[keyPath: state] == nil else {
+            return .merge(childEffect, parentEffect)
+        }
+        return .merge(childEffect, parentEffect, .cancel(id: childEffectsID))
+    }
+
+    private var childEffectsID: EffectID { EffectID(unchecked: state) }
+
+    private func reduceChild(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        guard let childAction = action.extract(from: parentAction) else { return .none }
+        guard parentState[keyPath: state] != nil else {
+            location.report(
+                """
+                An "ifLet" at \(location) received a child action while its state was nil:
+                  \(childAction)
+                Cancel the child's effects when it goes away, or ignore actions that can arrive late.
+                """
+            )
+            return .none
+        }
+        let embed = UncheckedBox(action)
+        return child.reduce(into: &parentState[keyPath: state]!, action: childAction)
+            .map { embed.value.embed($0) }
+            .cancellable(id: childEffectsID)
+    }
+}

@@ -1,0 +1,30 @@
+import CustomDump
+import Logging
+
+extension Reducer {
+    /// Logs every action at debug level, and the state change it made at trace level, through
+    /// `logger`.
+    public func logActions(to logger: Logger) -> LoggingReducer<Self> {
+        LoggingReducer(base: self, logger: logger)
+    }
+}
+
+/// A reducer that logs its actions; see ``Reducer/logActions(to:)``.
+public struct LoggingReducer<Base: Reducer>: Reducer {
+    let base: Base
+    let logger: Logger
+
+    public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
+        guard logger.logLevel <= .debug else { return base.reduce(into: &state, action: action) }
+        var description = ""
+        customDump(action, to: &description, maxDepth: 2)
+        logger.debug("action \(description)")
+        guard logger.logLevel <= .trace else { return base.reduce(into: &state, action: action) }
+        let before = state
+        let effect = base.reduce(into: &state, action: action)
+        if let difference = diff(before, state) {
+            logger.trace("state changed:\n\(difference)")
+        }
+        return effect
+    }
+}

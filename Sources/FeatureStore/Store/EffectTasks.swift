@@ -1,0 +1,90 @@
+import Synchronization
+
+/// The running effect tasks of one store: what cancels them by id, all at once when the store
+/// goes away, and what tells when none is left.
+final class EffectTasks: Sendable {
+    private struct State {
+        var nextKey = 0
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var keysByID: [EffectID: Set<Int>] = [:]
+        var idsByKey: [Int: [EffectID]] = [:]
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var isShutDown = false
+    }
+
+    private let state = Mutex(State())
+
+    /// How many effect tasks are running.
+    var count: Int { state.withLock { $0.tasks.count } }
+
+    /// Starts `operation` as a task cancellable by every id of `ids`; nil once the store shut down.
+    func start(
+        priority: TaskPriority?,
+        ids: [EffectID],
+        operation: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never>? {
+        state.withLock { state -> Task<Void, Never>? in
+            guard !state.isShutDown else { return nil }
+            let key = state.nextKey
+            state.nextKey += 1
+            let task = Task(priority: priority) { [weak self] in
+                await operation()
+                self?.finish(key)
+            }
+            state.tasks[key] = task
+            if !ids.isEmpty {
+                state.idsByKey[key] = ids
+                for id in ids { state.keysByID[id, default: []].insert(key) }
+            }
+            return task
+        }
+    }
+
+    /// Cancels the tasks started under `id`.
+    func cancel(id: EffectID) {
+        let tasks = state.withLock { state in
+            (state.keysByID[id] ?? []).compactMap { state.tasks[$0] }
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Cancels every task, and refuses new ones.
+    func shutDown() {
+        let tasks = state.withLock { state in
+            state.isShutDown = true
+            return Array(state.tasks.values)
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Cancels every running task; new ones may still start.
+    func cancelAll() {
+        for task in state.withLock({ Array($0.tasks.values) }) { task.cancel() }
+    }
+
+    /// Returns once no effect task is running.
+    func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let isIdle = state.withLock { state in
+                if state.tasks.isEmpty { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+    }
+
+    private func finish(_ key: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.tasks[key] = nil
+            for id in state.idsByKey.removeValue(forKey: key) ?? [] {
+                state.keysByID[id]?.remove(key)
+                if state.keysByID[id]?.isEmpty == true { state.keysByID[id] = nil }
+            }
+            guard state.tasks.isEmpty else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

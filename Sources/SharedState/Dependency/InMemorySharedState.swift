@@ -1,0 +1,194 @@
+import Foundation
+import Synchronization
+import SyncClient
+
+/// Shared state in memory, with syncd's semantics: revisions, versions, compare-and-set,
+/// transactions and gapless watches. The `testValue` of `@Dependency(\.sharedState)`.
+///
+/// Writes are planned by the same code syncd uses, and keys and values are checked by the same
+/// rules, so a feature that passes its tests against this behaves the same against syncd.
+///
+/// ```swift
+/// let sharedState = InMemorySharedState(["climate/target": #"21.5"#])
+/// let store = TestStore(initialState: Thermostat.State()) { Thermostat() } withDependencies: {
+///     $0.sharedState = sharedState
+/// }
+/// ```
+public final class InMemorySharedState: SharedStateBackend {
+    private struct Watcher {
+        var prefixes: [String]
+        var continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var revision: UInt64 = 0
+        var log: [WatchBatch] = []
+        var watchers: [Int: Watcher] = [:]
+        var nextWatcher = 0
+    }
+
+    /// The session ephemeral keys are bound to.
+    private static let session: UInt64 = 1
+
+    private let state = Mutex(State())
+    private let limits: Limits
+
+    /// Creates shared state holding `values` (key to JSON document), each written at its own
+    /// revision in key order.
+    ///
+    /// - Precondition: Every key and value is valid.
+    public init(_ values: [String: String] = [:], limits: Limits = .default) {
+        self.limits = limits
+        for (key, json) in values.sorted(by: { $0.key < $1.key }) {
+            do {
+                try write(.put(key: key, value: Data(json.utf8), ifVersion: nil))
+            } catch {
+                preconditionFailure("InMemorySharedState: initial value of \"\(key)\" is not valid: \(error)")
+            }
+        }
+    }
+
+    /// The current revision.
+    public var revision: UInt64 { state.withLock { $0.revision } }
+
+    /// Every entry, by key.
+    public var entries: [String: Entry] { state.withLock { $0.entries } }
+
+    /// The JSON of `key`'s value as text, or nil when it does not exist.
+    public func json(_ key: String) -> String? {
+        state.withLock { $0.entries[key].map { String(decoding: $0.value, as: UTF8.self) } }
+    }
+
+    public func get(_ key: String) async throws(SharedStateError) -> Entry {
+        try KeyRules.validateKey(key, limits: limits)
+        guard let entry = state.withLock({ $0.entries[key] }) else {
+            throw SharedStateError(.notFound, "key \"\(key)\" not found")
+        }
+        return entry
+    }
+
+    @discardableResult
+    public func put(_ key: String, value: Data, ifVersion: UInt64? = nil, ephemeral: Bool = false) async throws(SharedStateError) -> PutResult {
+        try KeyRules.validateKey(key, limits: limits)
+        try ValueRules.validateValue(value, limits: limits)
+        let outcome = try write(.put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeral ? Self.session : 0))
+        guard case .put(let revision, let version) = outcome else { preconditionFailure("a put has a put outcome") }
+        return PutResult(revision: revision, version: version)
+    }
+
+    @discardableResult
+    public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
+        try KeyRules.validateKey(key, limits: limits)
+        guard case .delete(let revision) = try write(.delete(key: key, ifVersion: ifVersion)) else {
+            preconditionFailure("a delete has a delete outcome")
+        }
+        return revision
+    }
+
+    public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
+        try KeyRules.validatePrefix(prefix, limits: limits)
+        if let limit, limit < 1 {
+            throw SharedStateError(.invalidArgument, "list limit must be at least 1, not \(limit)")
+        }
+        return state.withLock { state in
+            let matching = state.entries.values
+                .filter { KeyRules.key($0.key, hasPrefix: prefix) }
+                .sorted { $0.key < $1.key }
+            let entries = limit.map { Array(matching.prefix($0)) } ?? matching
+            return ListResult(entries: entries, revision: state.revision, isTruncated: entries.count < matching.count)
+        }
+    }
+
+    public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
+        let size = transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count
+        if size > limits.maxTransactionOperations {
+            throw SharedStateError(
+                .tooLarge,
+                "transaction has \(size) compares and operations; the limit is \(limits.maxTransactionOperations)"
+            )
+        }
+        for compare in transaction.compares { try KeyRules.validateKey(compare.key, limits: limits) }
+        for operation in transaction.onSuccess + transaction.onFailure {
+            try KeyRules.validateKey(operation.key, limits: limits)
+            if let value = operation.value { try ValueRules.validateValue(value, limits: limits) }
+        }
+        let request = WriteRequest.transaction(
+            compares: transaction.compares.map(\.request),
+            onSuccess: transaction.onSuccess.map { $0.request(session: Self.session) },
+            onFailure: transaction.onFailure.map { $0.request(session: Self.session) }
+        )
+        guard case .transaction(let succeeded, let revision) = try write(request) else {
+            preconditionFailure("a transaction has a transaction outcome")
+        }
+        return TransactionResult(succeeded: succeeded, revision: revision)
+    }
+
+    public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> AsyncThrowingStream<WatchBatch, Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WatchBatch.self)
+        do throws(SharedStateError) {
+            for prefix in prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
+        } catch {
+            continuation.finish(throwing: error)
+            return stream
+        }
+        let id = state.withLock { state in
+            if let fromRevision {
+                for batch in state.log where batch.revision > fromRevision {
+                    let changes = batch.changes.filter { Self.matches($0.key, prefixes) }
+                    if !changes.isEmpty { continuation.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes)) }
+                }
+            } else {
+                let snapshot = state.entries.values
+                    .filter { Self.matches($0.key, prefixes) }
+                    .sorted { $0.key < $1.key }
+                    .map(Change.put)
+                continuation.yield(WatchBatch(kind: .snapshot, revision: state.revision, changes: snapshot))
+            }
+            let id = state.nextWatcher
+            state.nextWatcher += 1
+            state.watchers[id] = Watcher(prefixes: prefixes, continuation: continuation)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Deletes the ephemeral keys, as syncd does when the writing process goes away.
+    public func endSession() {
+        let keys = state.withLock { $0.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key) }
+        _ = try? write(.expireEphemeral(session: nil, keys: keys))
+    }
+
+    /// Plans `request` at the next revision and applies it, telling every matching watcher.
+    @discardableResult
+    private func write(_ request: WriteRequest) throws(SharedStateError) -> WriteOutcome {
+        try state.withLock { state throws(SharedStateError) -> WriteOutcome in
+            let entries = state.entries
+            let plan = try WritePlanner.plan(request, revision: state.revision + 1) { entries[$0] }
+            guard !plan.changes.isEmpty else { return plan.outcome }
+            state.revision += 1
+            for change in plan.changes {
+                switch change.type {
+                case .put: state.entries[change.key] = change.entry
+                case .delete: state.entries[change.key] = nil
+                }
+            }
+            let batch = WatchBatch(kind: .changes, revision: state.revision, changes: plan.changes)
+            state.log.append(batch)
+            for watcher in state.watchers.values {
+                let changes = batch.changes.filter { Self.matches($0.key, watcher.prefixes) }
+                if !changes.isEmpty {
+                    watcher.continuation.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes))
+                }
+            }
+            return plan.outcome
+        }
+    }
+
+    private static func matches(_ key: String, _ prefixes: [String]) -> Bool {
+        prefixes.contains { KeyRules.key(key, hasPrefix: $0) }
+    }
+}

@@ -1,0 +1,113 @@
+import Dependencies
+import FeatureStore
+import IssueReporting
+import SyncClient
+
+extension Effect {
+    /// Watches a typed key and sends an action with its value now and after every change.
+    ///
+    /// A value that does not decode as `Value` (schema drift) arrives as a failure, as does the
+    /// end of the watch (`unavailable` once the client closes); the default arrives while the key
+    /// is missing. Start it on an action and cancel it by id:
+    ///
+    /// ```swift
+    /// case .start:
+    ///     return .observe(.target) { .targetChanged($0) }.cancellable(id: CancelID.target)
+    /// case .stop:
+    ///     return .cancel(id: CancelID.target)
+    /// ```
+    public static func observe<Value>(
+        _ key: SharedKey<Value>,
+        _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action
+    ) -> Self {
+        .run { send in
+            @Dependency(\.sharedState) var sharedState
+            do {
+                for try await update in sharedState.updates(of: key) {
+                    await send(toAction(update))
+                }
+            } catch {
+                await send(toAction(.failure(SharedStateError(error))))
+            }
+        }
+    }
+
+    /// Watches the keys under `prefix` and sends an action with each batch of changes: a
+    /// snapshot first, then the changes of each revision (see ``SharedItems``).
+    ///
+    /// - Parameter handler: Turns the end of the watch (`unavailable` once the client closes,
+    ///   `permissionDenied`) into an action; without it, that is reported as an issue.
+    public static func observe<Value: Codable & Sendable>(
+        prefix: String,
+        as type: Value.Type = Value.self,
+        _ toAction: @escaping @Sendable (SharedItems<Value>) -> Action,
+        catch handler: (@Sendable (SharedStateError) -> Action)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Self {
+        .run { send in
+            @Dependency(\.sharedState) var sharedState
+            do {
+                for try await items in sharedState.items(under: prefix, as: Value.self) {
+                    await send(toAction(items))
+                }
+            } catch {
+                guard !Task.isCancelled else { return }
+                if let handler {
+                    await send(handler(SharedStateError(error)))
+                } else {
+                    reportIssue(
+                        "The watch of prefix \"\(prefix)\" ended: \(error)",
+                        fileID: fileID,
+                        filePath: filePath,
+                        line: line,
+                        column: column
+                    )
+                }
+            }
+        }
+    }
+
+    /// Writes a typed key (write-through), then sends `toAction` with the result.
+    ///
+    /// Without `toAction`, a failed write is reported as an issue that names where the effect
+    /// was made.
+    public static func set<Value>(
+        _ key: SharedKey<Value>,
+        to value: Value,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false,
+        then toAction: (@Sendable (Result<PutResult, SharedStateError>) -> Action)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Self {
+        .run { send in
+            @Dependency(\.sharedState) var sharedState
+            let result = await Result { () async throws(SharedStateError) in
+                try await sharedState.set(key, to: value, ifVersion: ifVersion, ephemeral: ephemeral)
+            }
+            if let toAction {
+                await send(toAction(result))
+            } else if case .failure(let error) = result {
+                reportIssue(
+                    "Writing key \"\(key.name)\" failed: \(error)",
+                    fileID: fileID,
+                    filePath: filePath,
+                    line: line,
+                    column: column
+                )
+            }
+        }
+    }
+}
+
+extension SharedStateError {
+    /// `error` as a shared-state error: itself, or `unavailable` carrying its description.
+    init(_ error: any Error) {
+        self = (error as? SharedStateError) ?? SharedStateError(.unavailable, "\(error)")
+    }
+}

@@ -1,0 +1,132 @@
+import SyncClient
+
+/// One key under a watched prefix, its value decoded as `Value`.
+public struct SharedItem<Value: Codable & Sendable>: Sendable {
+    /// The key.
+    public var key: String
+    /// The value, or the reason it does not decode as `Value` (`invalidArgument`, for example
+    /// after the type changed shape): a feature decides what a bad value means, nothing crashes.
+    public var value: Result<Value, SharedStateError>
+    /// Writes to the key since it was created.
+    public var version: UInt64
+    /// The revision that created the key: the order requests were made in.
+    public var createRevision: UInt64
+    /// The revision of the last write.
+    public var modRevision: UInt64
+
+    /// Creates an item.
+    public init(key: String, value: Result<Value, SharedStateError>, version: UInt64, createRevision: UInt64, modRevision: UInt64) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.createRevision = createRevision
+        self.modRevision = modRevision
+    }
+}
+
+extension SharedItem: Equatable where Value: Equatable {}
+
+/// What changed under a watched prefix at one revision, values decoded as `Value`.
+public struct SharedItems<Value: Codable & Sendable>: Sendable {
+    /// The revision the batch brings the watcher to.
+    public var revision: UInt64
+    /// True for a snapshot (the first batch, or a resync after falling behind): ``puts`` is every
+    /// key under the prefix, and any key the feature knew that is missing was deleted.
+    public var replacesAll: Bool
+    /// Keys written, in key order for a snapshot and in write order otherwise.
+    public var puts: [SharedItem<Value>]
+    /// Keys deleted.
+    public var deletes: [String]
+
+    /// Creates a batch.
+    public init(revision: UInt64, replacesAll: Bool, puts: [SharedItem<Value>], deletes: [String]) {
+        self.revision = revision
+        self.replacesAll = replacesAll
+        self.puts = puts
+        self.deletes = deletes
+    }
+
+    /// Applies the batch to a dictionary of the decodable values by key; keys whose value does
+    /// not decode are removed.
+    public func apply(to values: inout [String: Value]) {
+        if replacesAll { values.removeAll() }
+        for key in deletes { values[key] = nil }
+        for item in puts { values[item.key] = try? item.value.get() }
+    }
+
+    init(_ batch: WatchBatch, decode: (Change) -> Result<Value, SharedStateError>) {
+        self.revision = batch.revision
+        self.replacesAll = batch.kind.replacesState
+        self.puts = batch.changes.filter { $0.type == .put }.map { change in
+            SharedItem(
+                key: change.key,
+                value: decode(change),
+                version: change.entry.version,
+                createRevision: change.entry.createRevision,
+                modRevision: change.entry.modRevision
+            )
+        }
+        self.deletes = batch.changes.filter { $0.type == .delete }.map(\.key)
+    }
+}
+
+extension SharedItems: Equatable where Value: Equatable {}
+
+extension SharedStateBackend {
+    /// The value of a typed key now, then after every change: the default when it is missing or
+    /// deleted, a failure when a value does not decode as `Value`.
+    ///
+    /// The stream ends with the watch's error (`unavailable` once the client closes).
+    public func updates<Value>(of key: SharedKey<Value>) -> AsyncThrowingStream<Result<Value, SharedStateError>, Error> {
+        let batches = watch(prefixes: [key.name], fromRevision: nil)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await batch in batches {
+                        // A prefix watch also sees keys that merely start with the name.
+                        if let change = batch.changes.last(where: { $0.key == key.name }) {
+                            switch change.type {
+                            case .put: continuation.yield(Result { () throws(SharedStateError) in try key.decode(change.entry.value) })
+                            case .delete: continuation.yield(.success(key.defaultValue))
+                            }
+                        } else if batch.kind.replacesState {
+                            continuation.yield(.success(key.defaultValue))
+                        }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The keys under `prefix` with values of type `Value`: a snapshot first, then the changes of
+    /// each revision. Progress notices are left out.
+    public func items<Value: Codable & Sendable>(
+        under prefix: String,
+        as type: Value.Type = Value.self
+    ) -> AsyncThrowingStream<SharedItems<Value>, Error> {
+        let batches = watch(prefixes: [prefix], fromRevision: nil)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await batch in batches where batch.kind != .progress {
+                        continuation.yield(
+                            SharedItems(batch) { change in
+                                Result { () throws(SharedStateError) in
+                                    try SharedKey<Value>.decode(change.entry.value, named: change.key)
+                                }
+                            }
+                        )
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
