@@ -69,7 +69,7 @@ let package = Package(
             ]
         ),
         // The climate example: three feature processes that cooperate only through syncd.
-        .target(name: "ClimateFeatures", dependencies: ["SharedState"], path: "Examples/ClimateFeatures"),
+        .target(name: "ClimateFeatures", dependencies: ["SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/ClimateFeatures"),
         .executableTarget(
             name: "climate-sensor",
             dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -126,11 +126,20 @@ let package = Package(
                 "SharedState",
                 "SyncDaemon",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
             ]
         ),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon"]),
-        .testTarget(name: "FeatureStoreTests", dependencies: ["FeatureStore"]),
-        .testTarget(name: "ClimateFeaturesTests", dependencies: ["ClimateFeatures"]),
+        // Test targets that use TestStore link IssueReportingTestSupport: that is how its
+        // failures reach swift-testing on Linux.
+        .testTarget(
+            name: "FeatureStoreTests",
+            dependencies: ["FeatureStore", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
+        ),
+        .testTarget(
+            name: "ClimateFeaturesTests",
+            dependencies: ["ClimateFeatures", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
+        ),
         .testTarget(name: "IntegrationTests", dependencies: ["SyncClient"]),
     ]
 )

@@ -17,11 +17,11 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
     private let child: Child
 
     /// Scopes `child` to the state at `state` and the actions of case `action`.
-    public init(
-        state: WritableKeyPath<ParentState, Child.State>,
-        action: CaseKeyPath<ParentAction, Child.Action>,
-        @ReducerBuilder<Child.State, Child.Action> child: () -> Child
-    ) where ParentAction: CasePathable {
+    public init<ChildState, ChildAction: Sendable>(
+        state: WritableKeyPath<ParentState, ChildState>,
+        action: CaseKeyPath<ParentAction, ChildAction>,
+        @ReducerBuilder<ChildState, ChildAction> child: () -> Child
+    ) where ParentAction: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
         self.state = state
         self.action = AnyCasePath(action)
         self.child = child()

@@ -1,0 +1,156 @@
+import FeatureStore
+import Testing
+
+@MainActor
+@Suite struct TestStoreTests {
+    @Test func sendAssertsTheExactChange() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.increment) { $0.count = 1 }
+        await store.finish()
+    }
+
+    @Test func receiveChecksActionsFromEffects() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        await store.receive(.increment) { $0.count = 1 }
+        await store.finish()
+    }
+
+    @Test func receiveByCasePath() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.fail)
+        await store.receive(\.failed) { $0.log = ["Boom()"] }
+        await store.finish()
+    }
+
+    @Test func concatenateRunsInOrderAndEffectsUseTheTestClock() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.incrementTwiceInOrder)
+        await clock.advance(by: .milliseconds(20))
+        await store.receive(.echo("first")) { $0.log = ["first"] }
+        await store.receive(.echo("second")) { $0.log = ["first", "second"] }
+        await store.finish()
+    }
+
+    @Test func cancellableEffectsStopOnCancel() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.startTicking)
+        await clock.advance(by: .seconds(2))
+        await store.receive(.tick) { $0.count = 1 }
+        await store.receive(.tick) { $0.count = 2 }
+        // Restarting cancels the running timer: only the new one ticks.
+        await store.send(.startTicking)
+        await clock.advance(by: .seconds(1))
+        await store.receive(.tick) { $0.count = 3 }
+        await store.send(.stopTicking)
+        await clock.advance(by: .seconds(5))
+        await store.finish()
+    }
+
+    @Test func aWrongExpectationFailsWithADiff() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await withKnownIssue {
+            await store.send(.increment) { $0.count = 2 }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("does not match") && text.contains("−") && text.contains("+")
+        }
+        #expect(store.state.count == 1)
+    }
+
+    @Test func anUnassertedChangeFails() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await withKnownIssue {
+            await store.send(.increment)
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("did not say how")
+        }
+    }
+
+    @Test func unreceivedActionsFailTheNextSendAndFinish() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        try? await Task.sleep(for: .milliseconds(50))
+        await withKnownIssue {
+            // The received increment was not handled, so the asserted state lags behind by one.
+            await store.send(.increment) { $0.count = 2 }
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("Must handle 1 received action")
+        }
+        await withKnownIssue {
+            await store.finish()
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("did not handle")
+        }
+    }
+
+    @Test func aLongLivedEffectFailsFinish() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.startTicking)
+        await withKnownIssue {
+            await store.finish(timeout: .milliseconds(50))
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("still running")
+        }
+    }
+
+    @Test func skipInFlightEffectsLetsATestEndEarly() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.startTicking)
+        store.skipInFlightEffects()
+        await store.finish()
+    }
+
+    @Test func receivingTheWrongActionFails() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        await withKnownIssue {
+            await store.receive(.tick)
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("Expected to receive")
+        }
+        await store.finish()
+    }
+
+    @Test func anUnhandledEffectErrorIsReported() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await withKnownIssue {
+            await store.send(.throwUnhandled)
+            await store.finish()
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("An effect threw an error that nothing handled")
+        }
+    }
+
+    @Test func nonExhaustiveChecksOnlyWhatIsAsserted() async {
+        let store = TestStore(initialState: Counter.State(log: ["old"])) { Counter() }
+        store.exhaustivity = .off
+        await store.send(.echo("x")) { $0.count = 0 }
+        await store.send(.incrementLater)
+        await store.send(.incrementLater)
+        await store.receive(.increment) { $0.count = 1 }
+        await store.receive(.increment) { $0.count = 2 }
+        await store.finish()
+    }
+
+    @Test func skipReceivedActionsTakesTheirState() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        try? await Task.sleep(for: .milliseconds(50))
+        await store.skipReceivedActions()
+        #expect(store.state.count == 1)
+        await store.finish()
+    }
+}
