@@ -30,4 +30,39 @@ public protocol SharedStateBackend: Sendable {
     func watch(prefixes: [String], fromRevision: UInt64?) -> AsyncThrowingStream<WatchBatch, Error>
 }
 
+extension SharedStateBackend {
+    /// Sets `key` to `value` (one JSON document).
+    @discardableResult
+    public func put(_ key: String, value: Data) async throws(SharedStateError) -> PutResult {
+        try await put(key, value: value, ifVersion: nil, ephemeral: false)
+    }
+
+    /// Sets `key` to the JSON document in `json`; see ``put(_:value:ifVersion:ephemeral:)``.
+    @discardableResult
+    public func put(
+        _ key: String,
+        json: String,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false
+    ) async throws(SharedStateError) -> PutResult {
+        try await put(key, value: Data(json.utf8), ifVersion: ifVersion, ephemeral: ephemeral)
+    }
+
+    /// Removes `key` and returns the revision of the removal.
+    @discardableResult
+    public func delete(_ key: String) async throws(SharedStateError) -> UInt64 {
+        try await delete(key, ifVersion: nil)
+    }
+
+    /// Every entry under `prefix`, in key order.
+    public func list(prefix: String) async throws(SharedStateError) -> ListResult {
+        try await list(prefix: prefix, limit: nil)
+    }
+
+    /// Watches the keys under `prefixes` from a snapshot.
+    public func watch(prefixes: [String]) -> AsyncThrowingStream<WatchBatch, Error> {
+        watch(prefixes: prefixes, fromRevision: nil)
+    }
+}
+
 extension SharedStateClient: SharedStateBackend {}

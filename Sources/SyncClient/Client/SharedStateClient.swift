@@ -158,17 +158,6 @@ public final class SharedStateClient: Sendable {
         return PutResult(revision: put.revision, version: put.version)
     }
 
-    /// Sets `key` to the JSON document in `json`.
-    @discardableResult
-    public func put(
-        _ key: String,
-        json: String,
-        ifVersion: UInt64? = nil,
-        ephemeral: Bool = false
-    ) async throws(SharedStateError) -> PutResult {
-        try await put(key, value: Data(json.utf8), ifVersion: ifVersion, ephemeral: ephemeral)
-    }
-
     /// Removes `key` and returns the revision of the removal.
     ///
     /// - Throws: `notFound` when the key does not exist, `conflict` when `ifVersion` does not match.
