@@ -113,6 +113,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmarks of the store runtime (syncctl bench measures the daemon).
+        .executableTarget(
+            name: "feature-bench",
+            dependencies: ["SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/feature-bench"
+        ),
         .testTarget(
             name: "SharedStateWireTests",
             dependencies: [

@@ -68,8 +68,12 @@ public struct Panel: Reducer, Sendable {
             state.isLoaded = true
             return .merge(
                 show(state),
-                .observe(prefix: ClimateKeys.panelRequests, as: PanelRequest.self) { .requestsChanged($0) } catch: { .watchEnded($0) }
-                    .cancellable(id: CancelID.requests, cancelInFlight: true),
+                .observe(prefix: ClimateKeys.panelRequests, as: PanelRequest.self) {
+                    .requestsChanged($0)
+                } catch: {
+                    .watchEnded($0)
+                }
+                .cancellable(id: CancelID.requests, cancelInFlight: true),
                 .observe(.heater) { .heaterChanged($0) }.cancellable(id: CancelID.heater, cancelInFlight: true)
             )
 

@@ -56,8 +56,12 @@ public struct Thermostat: Reducer, Sendable {
             case .start:
                 return .merge(
                     .observe(.target) { .targetChanged($0) }.cancellable(id: CancelID.target, cancelInFlight: true),
-                    .observe(prefix: ClimateKeys.sensors, as: Reading.self) { .readingsChanged($0) } catch: { .watchEnded($0) }
-                        .cancellable(id: CancelID.readings, cancelInFlight: true)
+                    .observe(prefix: ClimateKeys.sensors, as: Reading.self) {
+                        .readingsChanged($0)
+                    } catch: {
+                        .watchEnded($0)
+                    }
+                    .cancellable(id: CancelID.readings, cancelInFlight: true)
                 )
 
             case .targetChanged(.success(let target)):
@@ -114,9 +118,7 @@ public struct Thermostat: Reducer, Sendable {
         guard let average = state.averageCelsius else { return .none }
         let previous = state.decision?.mode ?? .idle
         let mode: HeaterMode =
-            if average < state.target - state.band { .heating }
-            else if average > state.target + state.band { .idle }
-            else { previous }
+            if average < state.target - state.band { .heating } else if average > state.target + state.band { .idle } else { previous }
         let decision = HeaterDecision(mode: mode, averageCelsius: average, sensors: state.readings.count)
         state.decision = decision
         var effects = [publishDecision(&state)]

@@ -23,7 +23,8 @@ struct ThermostatCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Self.runThermostat(host: options.host(name: "thermostat"), state: Thermostat.State(band: band, alertAboveCelsius: alertAbove))
+        try await Self.runThermostat(
+            host: options.host(name: "thermostat"), state: Thermostat.State(band: band, alertAboveCelsius: alertAbove))
     }
 
     @MainActor

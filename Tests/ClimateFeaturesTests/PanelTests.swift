@@ -9,7 +9,9 @@ import Testing
     @Test func appliesRequestsInOrderExactlyOnce() async throws {
         let sharedState = InMemorySharedState()
         let shown = Mutex<[String]>([])
-        let store = TestStore(initialState: Panel.State()) { Panel() } withDependencies: {
+        let store = TestStore(initialState: Panel.State()) {
+            Panel()
+        } withDependencies: {
             $0.sharedState = sharedState
             $0.panelDisplay = PanelDisplay { line in shown.withLock { $0.append(line) } }
         }
@@ -41,7 +43,11 @@ import Testing
         let sharedState = InMemorySharedState()
         try await sharedState.put("climate/panel/requests/1", json: #"{"command":"push","screen":"sensor/hall"}"#)
 
-        let first = Store(initialState: Panel.State()) { Panel() } withDependencies: { $0.sharedState = sharedState }
+        let first = Store(initialState: Panel.State()) {
+            Panel()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
         first.send(.start)
         try await waitFor { first.screen.applied == 1 }
         first.shutDown()
@@ -49,7 +55,11 @@ import Testing
         // Published while no panel runs.
         try await sharedState.put("climate/panel/requests/2", json: #"{"command":"push","screen":"alert/hot"}"#)
 
-        let second = Store(initialState: Panel.State()) { Panel() } withDependencies: { $0.sharedState = sharedState }
+        let second = Store(initialState: Panel.State()) {
+            Panel()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
         second.send(.start)
         try await waitFor { second.screen.applied == 2 }
         try await Task.sleep(for: .milliseconds(50))
@@ -61,7 +71,11 @@ import Testing
         let sharedState = InMemorySharedState()
         try await sharedState.put("climate/panel/requests/x", json: #"{"command":"fly"}"#)
         try await sharedState.put("climate/panel/requests/y", json: #"{"command":"push"}"#)
-        let store = Store(initialState: Panel.State()) { Panel() } withDependencies: { $0.sharedState = sharedState }
+        let store = Store(initialState: Panel.State()) {
+            Panel()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
         store.send(.start)
         try await waitFor { store.rejected == 2 }
         #expect(try await sharedState.list(prefix: ClimateKeys.panelRequests, limit: nil).entries.isEmpty)
@@ -71,7 +85,11 @@ import Testing
 
     @Test func aSavedScreenThatNoLongerDecodesIsLeftAlone() async throws {
         let sharedState = InMemorySharedState(["climate/panel/screen": #"{"stack":[]}"#])
-        let store = TestStore(initialState: Panel.State()) { Panel() } withDependencies: { $0.sharedState = sharedState }
+        let store = TestStore(initialState: Panel.State()) {
+            Panel()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
         await store.send(.start)
         await store.receive(\.screenLoaded) {
             $0.lastError = #"cannot load the saved screen: the value of key "climate/panel/screen" is not a PanelScreen: {"stack":[]}"#

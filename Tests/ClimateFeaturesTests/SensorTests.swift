@@ -53,7 +53,9 @@ import Testing
         var state = Sensor.State(name: "hall", readings: 2)
         state.latest = first
         state.publishing = first  // a write of the first reading is in flight
-        let store = TestStore(initialState: state) { Sensor() } withDependencies: {
+        let store = TestStore(initialState: state) {
+            Sensor()
+        } withDependencies: {
             $0.sharedState = sharedState
         }
         // Readings taken meanwhile start no write of their own.

@@ -7,7 +7,9 @@ import Testing
 @Suite struct ThermostatTests {
     @Test func heatsBelowTheTargetAndStopsAboveIt() async throws {
         let sharedState = InMemorySharedState()
-        let store = TestStore(initialState: Thermostat.State(band: 0.5)) { Thermostat() } withDependencies: {
+        let store = TestStore(initialState: Thermostat.State(band: 0.5)) {
+            Thermostat()
+        } withDependencies: {
             $0.sharedState = sharedState
         }
         store.exhaustivity = .off
@@ -42,7 +44,9 @@ import Testing
             "climate/sensors/kitchen": #"{"celsius":19,"sequence":1}"#,
             "climate/sensors/attic": #"{"fahrenheit":70}"#,
         ])
-        let store = TestStore(initialState: Thermostat.State()) { Thermostat() } withDependencies: {
+        let store = TestStore(initialState: Thermostat.State()) {
+            Thermostat()
+        } withDependencies: {
             $0.sharedState = sharedState
         }
         store.exhaustivity = .off
@@ -67,7 +71,9 @@ import Testing
 
     @Test func aTargetThatIsNotANumberKeepsTheLastOne() async throws {
         let sharedState = InMemorySharedState(["climate/target": "22"])
-        let store = TestStore(initialState: Thermostat.State()) { Thermostat() } withDependencies: {
+        let store = TestStore(initialState: Thermostat.State()) {
+            Thermostat()
+        } withDependencies: {
             $0.sharedState = sharedState
         }
         store.exhaustivity = .off
@@ -84,7 +90,9 @@ import Testing
 
     @Test func tooHotRaisesOneAlertOnThePanelsChannel() async throws {
         let sharedState = InMemorySharedState()
-        let store = TestStore(initialState: Thermostat.State(alertAboveCelsius: 30)) { Thermostat() } withDependencies: {
+        let store = TestStore(initialState: Thermostat.State(alertAboveCelsius: 30)) {
+            Thermostat()
+        } withDependencies: {
             $0.sharedState = sharedState
         }
         store.exhaustivity = .off

@@ -15,7 +15,9 @@ import Testing
 
     @Test func ifLetRunsWhilePresentAndCancelsOnDismiss() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Parent.State()) { Parent() } withDependencies: {
+        let store = TestStore(initialState: Parent.State()) {
+            Parent()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.showDetail) { $0.detail = Counter.State() }
@@ -42,7 +44,9 @@ import Testing
 
     @Test func forEachRoutesByIDAndCancelsRemovedElements() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Parent.State()) { Parent() } withDependencies: {
+        let store = TestStore(initialState: Parent.State()) {
+            Parent()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.addRow(1)) { $0.rows = [Counter.State(id: 1)] }

@@ -59,7 +59,11 @@ struct Counter: Reducer, Sendable {
             state.count += 1
             return .none
         case .fail:
-            return .run { _ in throw Boom() } catch: { error, send in await send(.failed("\(error)")) }
+            return .run { _ in
+                throw Boom()
+            } catch: { error, send in
+                await send(.failed("\(error)"))
+            }
         case .failed(let message):
             state.log.append(message)
             return .none

@@ -31,7 +31,9 @@ import Testing
 
     @Test func effectsAreCancelledWhenTheStoreGoesAway() async throws {
         let clock = TestClock()
-        var store: Store<Counter.State, Counter.Action>? = Store(initialState: Counter.State()) { Counter() } withDependencies: {
+        var store: Store<Counter.State, Counter.Action>? = Store(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         let task = store!.send(.startTicking)

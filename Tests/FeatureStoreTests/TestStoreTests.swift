@@ -25,7 +25,9 @@ import Testing
 
     @Test func concatenateRunsInOrderAndEffectsUseTheTestClock() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.incrementTwiceInOrder)
@@ -37,7 +39,9 @@ import Testing
 
     @Test func cancellableEffectsStopOnCancel() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.startTicking)
@@ -92,7 +96,9 @@ import Testing
 
     @Test func aLongLivedEffectFailsFinish() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.startTicking)
@@ -105,7 +111,9 @@ import Testing
 
     @Test func skipInFlightEffectsLetsATestEndEarly() async {
         let clock = TestClock()
-        let store = TestStore(initialState: Counter.State()) { Counter() } withDependencies: {
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
             $0.continuousClock = clock
         }
         await store.send(.startTicking)

@@ -1,6 +1,6 @@
 import Foundation
-import SyncClient
 import SharedStateWire
+import SyncClient
 import Testing
 
 #if canImport(Glibc)

@@ -9,6 +9,7 @@ final class EffectTasks: Sendable {
         var keysByID: [EffectID: Set<Int>] = [:]
         var idsByKey: [Int: [EffectID]] = [:]
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var notYetRunning = 0
         var isShutDown = false
     }
 
@@ -16,6 +17,10 @@ final class EffectTasks: Sendable {
 
     /// How many effect tasks are running.
     var count: Int { state.withLock { $0.tasks.count } }
+
+    /// How many started tasks have not begun to execute yet (so a test knows when an effect has
+    /// reached its first suspension, such as a clock's sleep).
+    var notYetRunning: Int { state.withLock { $0.notYetRunning } }
 
     /// Starts `operation` as a task cancellable by every id of `ids`; nil once the store shut down.
     func start(
@@ -27,7 +32,9 @@ final class EffectTasks: Sendable {
             guard !state.isShutDown else { return nil }
             let key = state.nextKey
             state.nextKey += 1
+            state.notYetRunning += 1
             let task = Task(priority: priority) { [weak self] in
+                self?.state.withLock { $0.notYetRunning -= 1 }
                 await operation()
                 self?.finish(key)
             }

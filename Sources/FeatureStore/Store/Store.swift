@@ -116,6 +116,9 @@ public final class Store<State, Action: Sendable> {
     /// How many effects are running.
     public var runningEffects: Int { effects.count }
 
+    /// How many effects were started but have not begun to execute.
+    var effectsNotYetRunning: Int { effects.notYetRunning }
+
     /// Returns once no effect is running: a feature that finished its work.
     public func waitUntilIdle() async {
         await effects.waitUntilIdle()

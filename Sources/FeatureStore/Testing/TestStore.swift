@@ -109,8 +109,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         recorder.isSendingFromTest = false
         let actual = recorder.stateAfterSent ?? store.state
         check(actual: actual, update: updateStateToExpectedResult, after: "sending \(dump(action))", at: here)
-        // Let the effects just started begin, as they would in the running process.
-        for _ in 0..<8 { await Task.yield() }
+        await letEffectsBegin()
         return task
     }
 
@@ -261,7 +260,8 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             exhaustivity == .on ? !recorder.received.isEmpty : recorder.received.contains { isExpected($0.action) }
         }
         guard arrived else {
-            let leftovers = exhaustivity == .off && !recorder.received.isEmpty
+            let leftovers =
+                exhaustivity == .off && !recorder.received.isEmpty
                 ? "\nReceived instead:\n\(describe(recorder.received.map(\.action)))" : ""
             here.report("Expected to receive \(description), but received nothing within \(limit).\(leftovers)")
             return
@@ -280,6 +280,16 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             return
         }
         check(actual: received.state, update: update, after: "receiving \(dump(received.action))", at: here)
+        await letEffectsBegin()
+    }
+
+    /// Waits until the effects started so far have begun to execute and reached their first
+    /// suspension (a clock's sleep, a watch), as they would have in a running process before the
+    /// next event. Without this, a test that advances a `TestClock` right after `send` could do so
+    /// before the effect asked to sleep.
+    private func letEffectsBegin() async {
+        _ = await waitUntil(timeout) { [store] in store.effectsNotYetRunning == 0 }
+        for _ in 0..<8 { await Task.yield() }
     }
 
     /// Compares the state after a step with what the test expected, and moves on to it.

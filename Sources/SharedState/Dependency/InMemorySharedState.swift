@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SyncClient
+import Synchronization
 
 /// Shared state in memory, with syncd's semantics: revisions, versions, compare-and-set,
 /// transactions and gapless watches. The `testValue` of `@Dependency(\.sharedState)`.
@@ -69,7 +69,9 @@ public final class InMemorySharedState: SharedStateBackend {
     }
 
     @discardableResult
-    public func put(_ key: String, value: Data, ifVersion: UInt64? = nil, ephemeral: Bool = false) async throws(SharedStateError) -> PutResult {
+    public func put(_ key: String, value: Data, ifVersion: UInt64? = nil, ephemeral: Bool = false) async throws(SharedStateError)
+        -> PutResult
+    {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
         let outcome = try write(.put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeral ? Self.session : 0))

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SyncClient
+import Synchronization
 
 /// A ``SharedStateClient`` that connects on first use, so the dependency's live value can be made
 /// without waiting. A failed connection is retried by the next call.

@@ -1,0 +1,200 @@
+import ArgumentParser
+import Foundation
+import SharedState
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Benchmarks of the store runtime: how fast `Store.send` reduces, and how long a write in one
+/// process takes to reach a reducer in another.
+@main
+struct FeatureBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feature-bench",
+        abstract: "Measures the store runtime.",
+        subcommands: [SendBench.self, EndToEndBench.self, Writer.self]
+    )
+}
+
+/// `Store.send` of a trivial action, in-process.
+struct SendBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "send", abstract: "Store.send of a trivial action, in-process.")
+
+    @Option(help: "Actions to send.")
+    var count = 5_000_000
+
+    @Flag(help: "Print {\"actions_per_sec\":…} only.")
+    var json = false
+
+    func run() async throws {
+        let rate = await Self.measure(count: count)
+        if json {
+            print(#"{"actions_per_sec":\#(Int(rate))}"#)
+        } else {
+            print("Store.send: \(count) trivial actions, \(Int(rate)) actions/s (\(String(format: "%.0f", 1e9 / rate)) ns each)")
+        }
+    }
+
+    @MainActor
+    static func measure(count: Int) -> Double {
+        let store = Store(initialState: Tally.State()) { Tally() }
+        for _ in 0..<10_000 { store.send(.add) }  // warm up
+        let start = ContinuousClock.now
+        for _ in 0..<count { store.send(.add) }
+        let elapsed = ContinuousClock.now - start
+        precondition(store.total == count + 10_000, "lost actions")
+        return Double(count) / elapsed.seconds
+    }
+}
+
+/// A write in one process (the `writer` subcommand, a child process) to the reducer run here.
+struct EndToEndBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "Time from a write in one process to the reducer that sees it in another."
+    )
+
+    @Option(help: "syncd's socket.")
+    var socket: String?
+
+    @Option(help: "Writes to make.")
+    var count = 2_000
+
+    @Option(help: "Writes per second (the writer paces itself).")
+    var rate = 1_000
+
+    @Flag(help: "Print {\"p50_us\":…,\"p99_us\":…,\"p999_us\":…} only.")
+    var json = false
+
+    func run() async throws {
+        let socketPath = SharedStateClient.Configuration(socketPath: socket).socketPath
+        let key = "bench/e2e/\(getpid())"
+        let latencies = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
+        guard latencies.count == count else {
+            throw ValidationError("the reducer saw \(latencies.count) of \(count) writes")
+        }
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+        if json {
+            print(#"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999))}"#)
+        } else {
+            print(
+                "write → reducer in another process, \(count) writes at \(rate)/s: "
+                    + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs"
+            )
+        }
+    }
+
+    @MainActor
+    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> [Double] {
+        let client = try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: "feature-bench"))
+        defer { Task { await client.close() } }
+        let store = Store(initialState: Probe.State(key: key)) {
+            Probe()
+        } withDependencies: {
+            $0.sharedState = client
+        }
+        store.send(.start)
+        // Polled rather than observed: an observer would compare the growing state on every action.
+        while !store.isWatching { try await Task.sleep(for: .milliseconds(1)) }
+
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        writer.arguments = ["writer", "--socket", socketPath, "--key", key, "--count", "\(count)", "--rate", "\(rate)"]
+        try writer.run()
+        while store.latencies.count < count {
+            if !writer.isRunning {
+                guard writer.terminationStatus == 0 else { throw ValidationError("the writer failed") }
+                // Give the last writes a moment, then count what arrived.
+                try await Task.sleep(for: .milliseconds(500))
+                break
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        writer.waitUntilExit()
+        let latencies = store.latencies
+        store.shutDown()
+        return latencies
+    }
+}
+
+/// Writes `count` values holding their send time, paced at `rate` per second.
+struct Writer: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "writer", abstract: "The writing side of e2e.", shouldDisplay: false)
+
+    @Option var socket: String
+    @Option var key: String
+    @Option var count: Int
+    @Option var rate: Int
+
+    func run() async throws {
+        let client = try await SharedStateClient.connect(.init(socketPath: socket, clientName: "feature-bench-writer"))
+        let interval = Duration.seconds(1) / rate
+        let clock = ContinuousClock()
+        var next = clock.now
+        for sequence in 1...count {
+            try await clock.sleep(until: next)
+            next = next.advanced(by: interval)
+            try await client.put(key, json: #"{"sentAtNanos":\#(monotonicNanos()),"sequence":\#(sequence)}"#)
+        }
+        await client.close()
+    }
+}
+
+/// The trivial feature `send` measures.
+struct Tally: Reducer {
+    struct State: Equatable { var total = 0 }
+    enum Action: Sendable { case add }
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        state.total += 1
+        return .none
+    }
+}
+
+/// Observes the writer's key and records, in the reducer, how long each write took to arrive.
+struct Probe: Reducer, Sendable {
+    struct Sample: Codable, Equatable, Sendable {
+        var sentAtNanos: UInt64
+        var sequence: Int
+    }
+
+    struct State: Equatable, Sendable {
+        var key: String
+        var isWatching = false
+        var latencies: [Double] = []
+        var lastSequence = 0
+    }
+
+    enum Action: Equatable, Sendable {
+        case start
+        case changed(Result<Sample?, SharedStateError>)
+    }
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        switch action {
+        case .start:
+            return .observe(SharedKey<Sample?>(state.key, default: nil)) { .changed($0) }
+        case .changed(.success(let sample)):
+            state.isWatching = true
+            guard let sample, sample.sequence > state.lastSequence else { return .none }
+            state.lastSequence = sample.sequence
+            state.latencies.append(Double(monotonicNanos() - sample.sentAtNanos) / 1000)
+            return .none
+        case .changed(.failure):
+            return .none
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC, which every process on the machine shares.
+func monotonicNanos() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import SharedState
+import Testing
+
+/// The in-memory backend (the dependency's test value) must behave exactly like syncd: the same
+/// script gives the same transcript against both.
+@Suite struct BackendParityTests {
+    @Test func inMemorySharedStateMatchesSyncd() async throws {
+        var daemonTranscript: [String] = []
+        try await withDaemon { socketPath in
+            let client = try await connect(socketPath)
+            daemonTranscript = try await exercise(client)
+            await client.close()
+        }
+        let memoryTranscript = try await exercise(InMemorySharedState())
+        #expect(memoryTranscript.count > 20)
+        for (daemon, memory) in zip(daemonTranscript, memoryTranscript) {
+            #expect(memory == daemon)
+        }
+        #expect(memoryTranscript.count == daemonTranscript.count)
+    }
+
+    /// Runs every kind of operation, good and bad, and writes down what came back.
+    private func exercise(_ backend: any SharedStateBackend) async throws -> [String] {
+        var transcript: [String] = []
+        func record(_ step: String, _ operation: () async throws -> String) async {
+            do {
+                transcript.append("\(step): \(try await operation())")
+            } catch let error as SharedStateError {
+                transcript.append("\(step): \(error.code) \(error.message)")
+            } catch {
+                transcript.append("\(step): \(error)")
+            }
+        }
+        func describe(_ entry: Entry) -> String {
+            "\(entry.key)=\(String(decoding: entry.value, as: UTF8.self)) v\(entry.version) c\(entry.createRevision) m\(entry.modRevision)"
+        }
+        func describe(_ batch: WatchBatch) -> String {
+            let changes = batch.changes.map { "\($0.type) \(describe($0.entry))" }
+            return "\(batch.kind)@\(batch.revision) [\(changes.joined(separator: ", "))]"
+        }
+
+        let watch = backend.watch(prefixes: ["a/"])
+        await record("put") { try await "\(backend.put("a/1", json: "1"))" }
+        await record("put if absent") { try await "\(backend.put("a/1", json: "2", ifVersion: 0))" }
+        await record("put if version") { try await "\(backend.put("a/1", json: "3", ifVersion: 1))" }
+        await record("put other") { try await "\(backend.put("b/1", json: #"{"x":[1,2]}"#))" }
+        await record("get") { try await describe(backend.get("a/1")) }
+        await record("get missing") { try await describe(backend.get("a/none")) }
+        await record("empty key") { try await "\(backend.put("", json: "1"))" }
+        await record("bad key") { try await "\(backend.put("a//b", json: "1"))" }
+        await record("not json") { try await "\(backend.put("a/2", json: "{oops"))" }
+        await record("delete missing") { try await "\(backend.delete("a/none"))" }
+        await record("delete wrong version") { try await "\(backend.delete("a/1", ifVersion: 7))" }
+        await record("transaction") {
+            try await
+                "\(backend.transaction(Transaction(compares: [.version(of: "a/1", is: 2)], onSuccess: [.put("a/2", json: "20"), .delete("a/1")], onFailure: [.put("a/3", json: "30")])))"
+        }
+        await record("transaction else") {
+            try await
+                "\(backend.transaction(Transaction(compares: [.value(of: "a/2", is: Data("21".utf8))], onSuccess: [.put("a/4", json: "40")], onFailure: [.put("a/3", json: "30")])))"
+        }
+        await record("transaction of nothing") {
+            try await "\(backend.transaction(Transaction(compares: [.absent("a/9")], onSuccess: [.delete("a/9")])))"
+        }
+        await record("transaction twice") {
+            try await "\(backend.transaction(Transaction(onSuccess: [.put("a/5", json: "1"), .delete("a/5")])))"
+        }
+        await record("transaction conflict") {
+            try await "\(backend.transaction(Transaction(onSuccess: [.put("a/5", json: "1"), .put("a/6", json: "1", ifVersion: 3)])))"
+        }
+        await record("list") {
+            let list = try await backend.list(prefix: "a/", limit: 1)
+            return "\(list.entries.map(describe)) @\(list.revision) truncated \(list.isTruncated)"
+        }
+        await record("list all") {
+            let list = try await backend.list(prefix: "", limit: nil)
+            return "\(list.entries.map(describe)) @\(list.revision) truncated \(list.isTruncated)"
+        }
+        await record("bad limit") { try await "\(backend.list(prefix: "a/", limit: 0))" }
+
+        // Progress notices depend on timing, so they are left out.
+        for batch in try await firstBatches(5, of: watch) where batch.kind != .progress {
+            transcript.append("live \(describe(batch))")
+        }
+        for batch in try await firstBatches(4, of: backend.watch(prefixes: ["a/", "b/"], fromRevision: 1)) {
+            transcript.append("replay \(describe(batch))")
+        }
+        for batch in try await firstBatches(1, of: backend.watch(prefixes: ["a/"])) {
+            transcript.append("snapshot \(describe(batch))")
+        }
+        do {
+            _ = try await firstBatches(1, of: backend.watch(prefixes: ["a//"]))
+            transcript.append("bad prefix: accepted")
+        } catch {
+            transcript.append("bad prefix: \(error)")
+        }
+        return transcript
+    }
+}

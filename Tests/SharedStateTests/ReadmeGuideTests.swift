@@ -1,0 +1,98 @@
+import SharedState
+import Testing
+
+// The feature and test of the README's "Writing a feature process", kept word for word so the
+// guide stays true.
+
+extension SharedKey where Value == Int {
+    static let visitors = SharedKey("lobby/visitors", default: 0)
+}
+
+struct Lobby: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var visitors = 0
+        var problem: String?
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case start
+        case visitorsChanged(Result<Int, SharedStateError>)
+        case doorOpened
+    }
+
+    enum CancelID { case visitors }
+    @Dependency(\.sharedState) var sharedState
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        switch action {
+        case .start:
+            // The current value, then every change, from any process.
+            return .observe(.visitors) { .visitorsChanged($0) }.cancellable(id: CancelID.visitors)
+        case .visitorsChanged(.success(let count)):
+            state.visitors = count
+            return .none
+        case .visitorsChanged(.failure(let error)):
+            // A value that no longer decodes as Int (schema drift) arrives here, never as a crash.
+            state.problem = error.message
+            return .none
+        case .doorOpened:
+            return .run { _ in try await sharedState.update(.visitors) { $0 += 1 } }  // CAS, retried
+        }
+    }
+}
+
+@Suite struct ReadmeGuideTests {
+    @MainActor @Test func countsVisitors() async throws {
+        let sharedState = InMemorySharedState(["lobby/visitors": "2"])
+        let store = TestStore(initialState: Lobby.State()) {
+            Lobby()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
+        await store.send(.start)
+        await store.receive(\.visitorsChanged) { $0.visitors = 2 }
+        await store.send(.doorOpened)
+        await store.receive(\.visitorsChanged) { $0.visitors = 3 }  // written, then watched back
+        store.skipInFlightEffects()  // the watch runs until cancelled
+        await store.finish()
+    }
+
+    @MainActor @Test func schemaDriftReachesTheReducerAsAFailure() async throws {
+        let sharedState = InMemorySharedState(["lobby/visitors": #""many""#])
+        let store = TestStore(initialState: Lobby.State()) {
+            Lobby()
+        } withDependencies: {
+            $0.sharedState = sharedState
+        }
+        await store.send(.start)
+        await store.receive(\.visitorsChanged) {
+            $0.problem = #"the value of key "lobby/visitors" is not a Int: "many""#
+        }
+        store.skipInFlightEffects()
+        await store.finish()
+    }
+
+    @Test func theLobbyRunsAgainstARealSyncd() async throws {
+        try await withDaemon { socketPath in try await Self.runLobby(socketPath) }
+    }
+
+    @MainActor private static func runLobby(_ socketPath: String) async throws {
+        let client = try await connect(socketPath)
+        let other = try await connect(socketPath, name: "other process")
+        let store = Store(initialState: Lobby.State()) {
+            Lobby()
+        } withDependencies: {
+            $0.sharedState = client
+        }
+        store.send(.start)
+        try await other.set(.visitors, to: 41)
+        store.send(.doorOpened)
+        for _ in 0..<500 where store.visitors != 42 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(store.visitors == 42)
+        #expect(try await other.get(.visitors) == 42)
+        store.shutDown()
+        await other.close()
+        await client.close()
+    }
+}
