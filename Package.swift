@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // Latency percentiles in syncctl bench, mergeable across subscriber processes.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // The store runtime only; syncd and syncctl never link these, so their builds skip swift-syntax.
         .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1"),
         .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.10.0"),
@@ -111,6 +113,7 @@ let package = Package(
             dependencies: [
                 "SyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         // Benchmarks of the store runtime (syncctl bench measures the daemon).

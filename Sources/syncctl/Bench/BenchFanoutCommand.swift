@@ -3,22 +3,31 @@ import Foundation
 import SyncClient
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 struct BenchFanoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fanout",
-        abstract: "Changes delivered per second to watchers, and write-to-delivery latency.",
+        abstract: "Changes delivered per second to subscriber processes, and write-to-delivery latency.",
         discussion: """
-            Each subscriber is its own connection watching bench/. Every delivery is checked: a lost, \
-            duplicated or out-of-order change is reported and the command exits 1.
+            Starts each subscriber as a process of its own (syncctl bench subscriber), watching bench/. \
+            Values carry their send time, so latency runs from a write's send to each subscriber's \
+            receipt. Every delivery is checked: a lost, duplicated or out-of-order change is reported \
+            and the command exits 1.
             """
     )
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: "Watching connections.")
+    @Option(help: "Subscriber processes.")
     var subscribers = 8
 
-    @Option(help: "Writes in flight on the writer's connection.")
+    @Option(help: "Writing connections.")
+    var writers = 1
+
+    @Option(help: "Writes in flight on each writing connection.")
     var pipeline = 16
 
     @Option(help: "Total writes.")
@@ -27,114 +36,137 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     @Option(help: "Bytes per value.")
     var valueSize = 100
 
+    @Option(help: "Writes per second, all writers together (default: as fast as possible).")
+    var rate: Int?
+
     func validate() throws {
-        for (name, value) in [("subscribers", subscribers), ("pipeline", pipeline), ("count", count)] where value < 1 {
+        for (name, value) in [("subscribers", subscribers), ("writers", writers), ("pipeline", pipeline), ("count", count)]
+        where value < 1 {
             throw ValidationError("--\(name) must be at least 1")
         }
+        if let rate, rate < 1 { throw ValidationError("--rate must be at least 1") }
         if valueSize < 48 { throw ValidationError("--value-size must be at least 48") }
     }
 
-    /// What one subscriber saw.
-    struct Delivery: Sendable {
-        var delivered = 0
-        var duplicated = 0
-        var outOfOrder = 0
-        var latencies: [UInt64] = []
-        var finishedAt: UInt64 = 0
-    }
-
     func run() async throws {
-        let writer = try await options.connect()
-        let startRevision = try await CommandFailure.exitOnError { try await writer.status().revision }
-        var watchers: [SharedStateClient] = []
-        for _ in 0..<subscribers { watchers.append(try await options.connect()) }
-        let count = self.count
-        let valueSize = self.valueSize
-        let pipeline = self.pipeline
-        let started = MonotonicClock.nanoseconds
+        var connections: [SharedStateClient] = []
+        for _ in 0..<writers { connections.append(try await options.connect()) }
+        let startRevision = try await CommandFailure.exitOnError { try await connections[0].status().revision }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("syncctl-bench-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let (deliveries, writesFinishedAt) = try await withThrowingTaskGroup(of: Delivery?.self) { group in
-            for watcher in watchers {
-                // Starting after the current revision: every write below is delivered, none before.
-                let stream = watcher.watch(prefixes: ["bench/"], start: .after(startRevision))
-                group.addTask { try await Self.receive(count, from: stream) }
-            }
-            let nextSequence = SequenceCounter()
-            for _ in 0..<pipeline {
-                group.addTask {
-                    while true {
-                        let sequence = nextSequence.take()
-                        if sequence >= count { return nil }
-                        try await writer.put("bench/\(sequence % 1000)", value: BenchValue.make(sequence: sequence, size: valueSize))
-                    }
-                }
-            }
-            var deliveries: [Delivery] = []
-            var writesFinishedAt: UInt64 = 0
-            var writersLeft = pipeline
-            for try await result in group {
-                if let result {
-                    deliveries.append(result)
-                } else {
-                    writersLeft -= 1
-                    if writersLeft == 0 { writesFinishedAt = MonotonicClock.nanoseconds }
-                }
-            }
-            return (deliveries, writesFinishedAt)
+        let children = try (0..<subscribers).map { index in
+            try startSubscriber(after: startRevision, report: "\(directory)/subscriber-\(index)")
+        }
+        defer { for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) } }
+
+        // Every subscriber is watching once it has seen bench/go.
+        _ = try await CommandFailure.exitOnError { try await connections[0].put("bench/go", json: "true") }
+        try await waitFor("the subscribers to start watching", children: children) {
+            (0..<subscribers).allSatisfy { FileManager.default.fileExists(atPath: "\(directory)/subscriber-\($0).ready") }
         }
 
-        let delivered = deliveries.reduce(0) { $0 + $1.delivered }
-        let lost = count * subscribers - delivered
-        let duplicated = deliveries.reduce(0) { $0 + $1.duplicated }
-        let outOfOrder = deliveries.reduce(0) { $0 + $1.outOfOrder }
-        let lastDelivery = deliveries.map(\.finishedAt).max() ?? started
+        let started = MonotonicClock.nanoseconds
+        try await write(using: connections, started: started)
+        let writesFinishedAt = MonotonicClock.nanoseconds
+        try await waitFor("every subscriber to receive every write", children: children) {
+            children.allSatisfy { !$0.isRunning }
+        }
+
+        var merged = BenchSubscriberCommand.Report()
+        var lastDelivery = writesFinishedAt
+        for index in 0..<subscribers {
+            guard let data = FileManager.default.contents(atPath: "\(directory)/subscriber-\(index)"),
+                let report = try? JSONDecoder().decode(BenchSubscriberCommand.Report.self, from: data)
+            else {
+                CommandFailure.fail("subscriber \(index) exited with status \(children[index].terminationStatus) and no report", code: 1)
+            }
+            merged.delivered += report.delivered
+            merged.duplicated += report.duplicated
+            merged.outOfOrder += report.outOfOrder
+            merged.latencies.add(report.latencies)
+            lastDelivery = max(lastDelivery, report.finishedAtNanos)
+        }
+        let lost = count * subscribers - merged.delivered
         let writeRate = Double(count) / (Double(writesFinishedAt - started) / 1e9)
-        let deliveryRate = Double(delivered) / (Double(lastDelivery - started) / 1e9)
-        let summary = LatencySummary(nanoseconds: deliveries.flatMap(\.latencies))
+        let deliveryRate = Double(merged.delivered) / (Double(lastDelivery - started) / 1e9)
+        let latency = merged.latencies
 
         if options.json {
             print(
                 JSONObject().number("writes_per_sec", Int(writeRate.rounded())).number("delivered_per_sec", Int(deliveryRate.rounded()))
-                    .number("p50_us", summary.p50).number("p99_us", summary.p99).number("p999_us", summary.p999).rendered
+                    .number("p50_us", latency.p50).number("p99_us", latency.p99).number("p999_us", latency.p999).rendered
             )
         } else {
+            let pace = rate.map { "paced at \($0)/s" } ?? "pipeline \(pipeline)"
             print(
                 """
-                fanout: \(count) writes of \(valueSize) B (pipeline \(pipeline)) to \(subscribers) watching connections
+                fanout: \(count) writes of \(valueSize) B from \(writers) connection(s), \(pace), to \(subscribers) subscriber processes
                   \(Int(writeRate)) writes/s, \(Int(deliveryRate)) changes delivered/s
-                  write-to-delivery latency p50 \(summary.p50) µs, p99 \(summary.p99) µs, p99.9 \(summary.p999) µs
+                  write-to-delivery latency p50 \(latency.p50) µs, p99 \(latency.p99) µs, p99.9 \(latency.p999) µs
                 """
             )
         }
-        if lost != 0 || duplicated != 0 || outOfOrder != 0 {
-            CommandFailure.fail("delivery was wrong: \(lost) lost, \(duplicated) duplicated, \(outOfOrder) out of order", code: 1)
+        if lost != 0 || merged.duplicated != 0 || merged.outOfOrder != 0 {
+            CommandFailure.fail(
+                "delivery was wrong: \(lost) lost, \(merged.duplicated) duplicated, \(merged.outOfOrder) out of order",
+                code: 1
+            )
         }
     }
 
-    /// Consumes a watch until every one of `count` writes arrived, checking order and uniqueness.
-    private static func receive(_ count: Int, from stream: AsyncThrowingStream<WatchBatch, Error>) async throws -> Delivery {
-        var delivery = Delivery()
-        delivery.latencies.reserveCapacity(count)
-        var seen = [Bool](repeating: false, count: count)
-        var lastRevision: UInt64 = 0
-        for try await batch in stream {
-            let now = MonotonicClock.nanoseconds
-            if batch.revision <= lastRevision { delivery.outOfOrder += 1 }
-            lastRevision = batch.revision
-            for change in batch.changes {
-                guard let (sentAt, sequence) = BenchValue.parse(change.entry.value), sequence < count else { continue }
-                if seen[sequence] {
-                    delivery.duplicated += 1
-                } else {
-                    seen[sequence] = true
-                    delivery.delivered += 1
-                    delivery.latencies.append(now - sentAt)
+    private func startSubscriber(after revision: UInt64, report: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL
+        var arguments = ["bench", "subscriber", "--after", "\(revision)", "--count", "\(count)", "--report", report]
+        if let socket = options.socket { arguments = ["--socket", socket] + arguments }
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// `count` writes from every connection, `pipeline` in flight on each, paced when `rate` is set.
+    private func write(using connections: [SharedStateClient], started: UInt64) async throws {
+        let next = SequenceCounter()
+        let (count, valueSize, rate) = (self.count, self.valueSize, self.rate)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for connection in connections {
+                for _ in 0..<pipeline {
+                    group.addTask {
+                        while true {
+                            let sequence = next.take()
+                            if sequence >= count { return }
+                            if let rate {
+                                let due = started + UInt64(sequence) * 1_000_000_000 / UInt64(rate)
+                                let now = MonotonicClock.nanoseconds
+                                if due > now { try await Task.sleep(for: .nanoseconds(due - now)) }
+                            }
+                            let value = BenchValue.make(sequence: sequence, size: valueSize)
+                            _ = try await CommandFailure.exitOnError {
+                                try await connection.put("bench/\(sequence % 1000)", value: value)
+                            }
+                        }
+                    }
                 }
             }
-            if delivery.delivered == count { break }
+            try await group.waitForAll()
         }
-        delivery.finishedAt = MonotonicClock.nanoseconds
-        return delivery
+    }
+
+    /// Polls `condition`; fails when a subscriber died or nothing changed for 60 s.
+    private func waitFor(_ what: String, children: [Process], _ condition: () -> Bool) async throws {
+        let deadline = MonotonicClock.nanoseconds + 60_000_000_000
+        while !condition() {
+            if let dead = children.first(where: { !$0.isRunning && $0.terminationStatus != 0 }) {
+                CommandFailure.fail("a subscriber exited with status \(dead.terminationStatus) while waiting for \(what)", code: 1)
+            }
+            if MonotonicClock.nanoseconds > deadline {
+                CommandFailure.fail("timed out after 60 s waiting for \(what): changes were lost", code: 1)
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
     }
 }
 

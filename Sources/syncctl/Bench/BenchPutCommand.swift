@@ -41,39 +41,37 @@ struct BenchPutCommand: AsyncParsableCommand {
         let remainder = count % workers
 
         let started = MonotonicClock.nanoseconds
-        let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+        let latencies = try await withThrowingTaskGroup(of: LatencyHistogram.self) { group in
             for worker in 0..<workers {
                 let client = clients[worker % connections]
                 let operations = perWorker + (worker < remainder ? 1 : 0)
                 let keys = self.keys
                 group.addTask {
-                    var samples: [UInt64] = []
-                    samples.reserveCapacity(operations)
+                    var samples = LatencyHistogram()
                     for index in 0..<operations {
                         let key = "bench/\((worker + index * workers) % keys)"
                         let sent = MonotonicClock.nanoseconds
                         try await client.put(key, value: value)
-                        samples.append(MonotonicClock.nanoseconds - sent)
+                        samples.record(nanoseconds: MonotonicClock.nanoseconds - sent)
                     }
                     return samples
                 }
             }
-            return try await group.reduce(into: [UInt64]()) { $0.append(contentsOf: $1) }
+            return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
         }
         let seconds = Double(MonotonicClock.nanoseconds - started) / 1e9
-        let summary = LatencySummary(nanoseconds: latencies)
         let rate = Double(latencies.count) / seconds
         if options.json {
             print(
-                JSONObject().number("ops_per_sec", Int(rate.rounded())).number("p50_us", summary.p50)
-                    .number("p99_us", summary.p99).number("p999_us", summary.p999).rendered
+                JSONObject().number("ops_per_sec", Int(rate.rounded())).number("p50_us", latencies.p50)
+                    .number("p99_us", latencies.p99).number("p999_us", latencies.p999).rendered
             )
         } else {
             print(
                 """
                 put: \(latencies.count) puts of \(valueSize) B, \(connections) connections × pipeline \(pipeline), \(keys) keys
                   \(Int(rate)) puts/s (durable: each acknowledged after its commit)
-                  latency p50 \(summary.p50) µs, p99 \(summary.p99) µs, p99.9 \(summary.p999) µs
+                  latency p50 \(latencies.p50) µs, p99 \(latencies.p99) µs, p99.9 \(latencies.p999) µs
                 """
             )
         }

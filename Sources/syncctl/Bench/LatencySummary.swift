@@ -1,18 +1,27 @@
-/// Percentiles of a set of latency samples, in microseconds.
-struct LatencySummary {
-    var p50: Double
-    var p99: Double
-    var p999: Double
+import Histogram
 
-    init(nanoseconds samples: [UInt64]) {
-        let sorted = samples.sorted()
-        func percentile(_ fraction: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
-            return Double(sorted[max(0, index)]) / 1000
-        }
-        p50 = percentile(0.50)
-        p99 = percentile(0.99)
-        p999 = percentile(0.999)
+/// Write-to-receipt latencies in microseconds, kept in an HdrHistogram (3 significant digits) so
+/// that subscriber processes can send theirs to the parent and be merged exactly.
+struct LatencyHistogram: Codable, Sendable {
+    private(set) var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+
+    /// Records one latency given in nanoseconds.
+    mutating func record(nanoseconds: UInt64) {
+        _ = histogram.record(max(1, nanoseconds / 1000))
     }
+
+    mutating func add(_ other: LatencyHistogram) {
+        histogram.add(other.histogram)
+    }
+
+    var count: UInt64 { histogram.totalCount }
+
+    /// The latency at `percentile` (0–100), in microseconds.
+    func microseconds(at percentile: Double) -> UInt64 {
+        count == 0 ? 0 : histogram.valueAtPercentile(percentile)
+    }
+
+    var p50: UInt64 { microseconds(at: 50) }
+    var p99: UInt64 { microseconds(at: 99) }
+    var p999: UInt64 { microseconds(at: 99.9) }
 }

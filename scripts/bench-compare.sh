@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Runs matched workloads against a private syncd and a private Redis (Unix socket, AOF everysec)
+# in one run, and prints a Markdown table with both figures, their ratio and the target.
+#
+#   scripts/bench-compare.sh [--quick]
+#
+# Installs redis-server with apt when it is missing (as root), builds the release binaries, and
+# leaves nothing running. --quick uses smaller counts (a smoke test, not figures to publish).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=false
+[ "${1:-}" = "--quick" ] && quick=true
+if $quick; then
+    puts=20000 fanout=10000 paced=1000 keys=100000 watchers=200 sends=1000000
+else
+    puts=200000 fanout=100000 paced=5000 keys=1000000 watchers=1000 sends=5000000
+fi
+
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+    echo "bench-compare: installing redis-server" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null
+fi
+for tool in gcc python3; do
+    command -v "$tool" >/dev/null || { echo "bench-compare: needs $tool" >&2; exit 1; }
+done
+
+echo "bench-compare: building release binaries (the first time takes about 15 minutes)" >&2
+swift build -c release --product syncd >/dev/null
+swift build -c release --product syncctl >/dev/null
+swift build -c release --product feature-bench >/dev/null
+bin="$(swift build -c release --show-bin-path)"
+
+dir="$(mktemp -d /tmp/bench-compare.XXXXXX)"
+gcc -O2 -o "$dir/fanout-peer" scripts/bench/fanout-peer.c
+syncd_pid="" redis_pid="" holder_pid=""
+cleanup() {
+    [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null || true
+    [ -n "$syncd_pid" ] && kill "$syncd_pid" 2>/dev/null || true
+    [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+syncd_socket="$dir/syncd.sock"
+redis_socket="$dir/redis.sock"
+cat >"$dir/syncd.json" <<JSON
+{ "logLevel": "warning", "limits": { "maxConnections": 4096, "maxConnectionsPerUser": 4096 } }
+JSON
+
+start_syncd() { # [extra syncd flags]
+    [ -n "$syncd_pid" ] && { kill "$syncd_pid"; wait "$syncd_pid" 2>/dev/null || true; }
+    local started
+    started=$(date +%s%N)
+    "$bin/syncd" --socket "$syncd_socket" --database "$dir/state.sqlite" --config "$dir/syncd.json" "$@" 2>>"$dir/syncd.log" &
+    syncd_pid=$!
+    until "$bin/syncctl" --socket "$syncd_socket" status >/dev/null 2>&1; do sleep 0.005; done
+    ready_ms=$((($(date +%s%N) - started) / 1000000))
+}
+start_redis() { # [appendfsync policy]
+    [ -n "$redis_pid" ] && { kill "$redis_pid"; wait "$redis_pid" 2>/dev/null || true; }
+    rm -rf "$dir"/appendonly*
+    redis-server --port 0 --unixsocket "$redis_socket" --dir "$dir" --save "" --appendonly yes \
+        --appendfsync "${1:-everysec}" --logfile "$dir/redis.log" &
+    redis_pid=$!
+    until redis-cli -s "$redis_socket" ping >/dev/null 2>&1; do sleep 0.01; done
+}
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+csv_field() { # redis-benchmark --csv: "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
+    python3 -c "import csv,sys; rows=list(csv.reader(sys.stdin)); print(rows[1][$1])"
+}
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}×')"; }
+rows=()
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); echo "bench-compare: $1: syncd $2, Redis $3" >&2; }
+
+start_syncd
+start_redis
+
+# Durable writes: 4 connections × pipeline 16, 100 B values over 1,000 keys.
+s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 4 --pipeline 16 --count "$puts" --value-size 100 --keys 1000)
+r=$(redis-benchmark -s "$redis_socket" -t set -c 4 -P 16 -n "$puts" -d 100 -r 1000 --csv -q 2>/dev/null)
+sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
+row "durable writes/s, 4 conn × pipeline 16, 100 B" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "≥ 1.0×"
+
+# Round trip: one connection, one write in flight.
+s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 1 --pipeline 1 --count $((puts / 10)) --value-size 100 --keys 1000)
+r=$(redis-benchmark -s "$redis_socket" -t set -c 1 -P 1 -n $((puts / 10)) -d 100 -r 1000 --csv -q 2>/dev/null)
+sv=$(json p50_us <<<"$s"); rv=$(python3 -c "print(round($(printf '%s\n' "$r" | csv_field 4) * 1000))")
+row "write round trip p50 µs, 1 conn × pipeline 1" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.5×"
+
+# Fan-out: one writer, pipeline 16, to 8 subscriber processes.
+s=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count "$fanout" --value-size 100)
+r=$("$dir/fanout-peer" redis "$redis_socket" 8 "$fanout" 16 100)
+raw=$("$dir/fanout-peer" raw "$dir" 8 "$fanout" 16 100)
+sv=$(json delivered_per_sec <<<"$s"); rv=$(json delivered_per_sec <<<"$r"); raw_v=$(json delivered_per_sec <<<"$raw")
+row "delivered events/s, 1 writer × pipeline 16 → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 1.0×"
+row "the same, against raw Unix-socket fan-out of pre-encoded 100 B frames" "$sv" "raw: $raw_v" "$(ratio "$sv" "$raw_v")" "≥ 0.3×"
+
+# Paced: 1,000 writes/s, write-to-delivery p99 at 8 subscriber processes.
+s=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count "$paced" --value-size 100 --rate 1000)
+r=$("$dir/fanout-peer" redis "$redis_socket" 8 "$paced" 1 100 1000)
+sv=$(json p99_us <<<"$s"); rv=$(json p99_us <<<"$r")
+row "write-to-delivery p99 µs at 1,000 writes/s, 8 subscribers" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.0×"
+
+# Power-loss durability: synchronous=FULL against appendfsync always.
+start_syncd --durability full
+start_redis always
+s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 4 --pipeline 16 --count $((puts / 4)) --value-size 100 --keys 1000)
+r=$(redis-benchmark -s "$redis_socket" -t set -c 4 -P 16 -n $((puts / 4)) -d 100 -r 1000 --csv -q 2>/dev/null)
+sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
+row "durable writes/s with --durability full vs appendfsync always" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "(no target)"
+start_redis
+
+# Many keys: load them, restart, time to a socket that answers, and resident memory.
+start_syncd
+"$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 4 --pipeline 16 --count "$keys" --value-size 100 --keys "$keys" >/dev/null
+start_syncd
+syncd_ready=$ready_ms
+syncd_rss=$(rss_kb "$syncd_pid")
+python3 - "$keys" >"$dir/keys.resp" <<'PY'
+import sys
+value = b"x" * 100
+out = sys.stdout.buffer
+for i in range(int(sys.argv[1])):
+    key = b"bench/%d" % i
+    out.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$100\r\n%s\r\n" % (len(key), key, value))
+PY
+redis-cli -s "$redis_socket" --pipe <"$dir/keys.resp" >/dev/null
+redis_rss=$(($(redis-cli -s "$redis_socket" info memory | awk -F: '/^used_memory_rss:/ {print $2}' | tr -d '\r') / 1024))
+row "ready after restart with $keys keys of 100 B, ms" "$syncd_ready" "–" "–" "≤ 1000 ms"
+row "resident memory with $keys keys of 100 B, MB" "$((syncd_rss / 1024))" "$((redis_rss / 1024))" "$(ratio "$syncd_rss" "$redis_rss")" "≤ 1.0×"
+
+# Idle watchers: memory each adds to syncd.
+before=$(rss_kb "$syncd_pid")
+"$bin/syncctl" --socket "$syncd_socket" bench watchers --connections "$watchers" >"$dir/watchers.out" &
+holder_pid=$!
+until grep -q ready "$dir/watchers.out" 2>/dev/null; do sleep 0.05; done
+sleep 0.5
+after=$(rss_kb "$syncd_pid")
+row "memory per idle watching connection ($watchers of them), KB" "$(((after - before) / watchers))" "–" "–" "≤ 32 KB"
+kill "$holder_pid"; holder_pid=""
+
+# The store runtime, in-process.
+s=$("$bin/feature-bench" send --count "$sends" --json)
+row "Store.send of a trivial action, actions/s" "$(json actions_per_sec <<<"$s")" "–" "–" "≥ 2,000,000"
+
+echo
+echo "$(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(uname -sr), $(redis-server --version | awk '{print $1, $2, $3}')"
+echo
+echo "| workload | syncd | Redis | ratio | target |"
+echo "| --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
