@@ -45,8 +45,10 @@ import Testing
             $0.continuousClock = clock
         }
         await store.send(.startTicking)
-        await clock.advance(by: .seconds(2))
+        // One second at a time: each tick's effect must be back asleep before time moves on.
+        await clock.advance(by: .seconds(1))
         await store.receive(.tick) { $0.count = 1 }
+        await clock.advance(by: .seconds(1))
         await store.receive(.tick) { $0.count = 2 }
         // Restarting cancels the running timer: only the new one ticks.
         await store.send(.startTicking)

@@ -48,7 +48,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         initialState: State,
         @ReducerBuilder<State, Action> reducer: () -> R,
         withDependencies prepareDependencies: (inout DependencyValues) -> Void = { _ in },
-        timeout: Duration = .seconds(1),
+        timeout: Duration = .seconds(3),
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
@@ -288,8 +288,14 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     /// next event. Without this, a test that advances a `TestClock` right after `send` could do so
     /// before the effect asked to sleep.
     private func letEffectsBegin() async {
+        guard store.runningEffects > 0 else { return }
         _ = await waitUntil(timeout) { [store] in store.effectsNotYetRunning == 0 }
-        for _ in 0..<8 { await Task.yield() }
+        // Effects run on other threads: give them real time, not just turns of the main actor,
+        // to reach their first suspension.
+        for _ in 0..<3 {
+            for _ in 0..<8 { await Task.yield() }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     /// Compares the state after a step with what the test expected, and moves on to it.
