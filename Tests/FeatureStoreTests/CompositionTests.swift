@@ -65,4 +65,23 @@ import Testing
         await clock.advance(by: .seconds(3))
         await store.finish()
     }
+
+    @Test func oneElementsCancelLeavesTheOthersEffectsRunning() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Parent.State(rows: [Counter.State(id: 1), Counter.State(id: 2)])) {
+            Parent()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.rows(.element(id: 1, action: .startTicking))) { $0.childChanges = 1 }
+        await store.send(.rows(.element(id: 2, action: .startTicking))) { $0.childChanges = 2 }
+        await store.send(.rows(.element(id: 1, action: .stopTicking))) { $0.childChanges = 3 }
+        await clock.advance(by: .seconds(1))
+        await store.receive(.rows(.element(id: 2, action: .tick))) {
+            $0.rows[id: 2]?.count = 1
+            $0.childChanges = 4
+        }
+        await store.send(.rows(.element(id: 2, action: .stopTicking))) { $0.childChanges = 5 }
+        await store.finish()
+    }
 }

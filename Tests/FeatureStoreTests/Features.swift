@@ -20,6 +20,7 @@ struct Counter: Reducer, Sendable {
         case fail
         case failed(String)
         case throwUnhandled
+        case startThenEcho
     }
 
     enum CancelID { case ticks }
@@ -69,6 +70,9 @@ struct Counter: Reducer, Sendable {
             return .none
         case .throwUnhandled:
             return .run { _ in throw Boom() }
+        case .startThenEcho:
+            // The echo must not wait for the timer that .startTicking starts.
+            return .concatenate(.send(.startTicking), .send(.echo("after")))
         }
     }
 }

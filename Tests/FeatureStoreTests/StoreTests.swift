@@ -61,4 +61,14 @@ import Testing
         #expect(store.runningEffects == 0)
         #expect(store.count == 1)
     }
+
+    @Test func statesEndWhenTheStoreShutsDown() async {
+        let store = Store(initialState: Counter.State()) { Counter() }
+        let states = store.states
+        store.send(.increment)
+        store.shutDown()
+        var seen: [Int] = []
+        for await state in states { seen.append(state.count) }
+        #expect(seen.last == 1)
+    }
 }

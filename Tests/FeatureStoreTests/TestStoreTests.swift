@@ -163,4 +163,18 @@ import Testing
         #expect(store.state.count == 1)
         await store.finish()
     }
+
+    @Test func concatenateDoesNotWaitForTheEffectsOfActionsItSends() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.startThenEcho)
+        await store.receive(.startTicking)
+        await store.receive(.echo("after")) { $0.log = ["after"] }
+        await store.send(.stopTicking)
+        await store.finish()
+    }
 }

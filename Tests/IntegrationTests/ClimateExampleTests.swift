@@ -109,6 +109,23 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func sigtermStopsAFeatureBusyWithWorkAndOneStillConnecting() async throws {
+        let scratch = try Scratch()
+        // Not connected yet: syncd is not running.
+        let waiting = try feature("climate-sensor", ["--name", "early", "--readings", "5"], scratch: scratch)
+        try await Task.sleep(for: .milliseconds(300))
+        waiting.signal(SIGTERM)
+        #expect(try await waiting.waitForExit(timeout: .seconds(5)) == 0)
+
+        let daemon = try await DaemonProcess(scratch)
+        let busy = try feature("climate-sensor", ["--name", "busy", "--readings", "100000", "--interval-ms", "50"], scratch: scratch)
+        try await eventuallyAsync("a reading") { try await json("climate/sensors/busy", scratch: scratch) != nil }
+        busy.signal(SIGTERM)
+        #expect(try await busy.waitForExit(timeout: .seconds(5)) == 0)
+        #expect(try await syncctl(["get", "climate/online/busy"], scratch: scratch).status == 2)
+        try await daemon.stop()
+    }
+
     // MARK: - Helpers
 
     private func feature(_ name: String, _ arguments: [String], scratch: Scratch) throws -> ChildProcess {

@@ -89,6 +89,15 @@ import Testing
         for batch in try await firstBatches(1, of: backend.watch(prefixes: ["a/"])) {
             transcript.append("snapshot \(describe(batch))")
         }
+        for batch in try await firstBatches(1, of: backend.watch(prefixes: [])) {
+            transcript.append("everything \(describe(batch))")
+        }
+        do {
+            _ = try await firstBatches(1, of: backend.watch(prefixes: ["a/"], fromRevision: 1000))
+            transcript.append("ahead: accepted")
+        } catch {
+            transcript.append("ahead: \(error)")
+        }
         do {
             _ = try await firstBatches(1, of: backend.watch(prefixes: ["a//"]))
             transcript.append("bad prefix: accepted")

@@ -29,6 +29,22 @@ extension Effect {
     }
 }
 
+extension Effect {
+    /// The same effect with every cancellation id it uses (in ``cancellable(id:cancelInFlight:)``
+    /// and ``cancel(id:)``) made private to `scope`: how `ifLet` and `forEach` keep one child's
+    /// `.cancel(id:)` from cancelling another child's effects.
+    func scopingIDs(to scope: EffectID) -> Self {
+        switch operation {
+        case .none, .send, .run: self
+        case .merge(let effects): Self(.merge(effects.map { $0.scopingIDs(to: scope) }))
+        case .concatenate(let effects): Self(.concatenate(effects.map { $0.scopingIDs(to: scope) }))
+        case .cancellable(let id, let cancelInFlight, let effect):
+            Self(.cancellable(id: id.scoped(to: scope), cancelInFlight: cancelInFlight, effect: effect.scopingIDs(to: scope)))
+        case .cancel(let id): Self(.cancel(id: id.scoped(to: scope)))
+        }
+    }
+}
+
 /// A cancellation id, type-erased.
 ///
 /// `@unchecked Sendable`: it is only built from `Hashable & Sendable` values.
@@ -43,5 +59,10 @@ struct EffectID: Hashable, @unchecked Sendable {
     /// as key paths.
     init(unchecked base: some Hashable) {
         self.base = AnyHashable(base)
+    }
+
+    /// This id, private to `scope`.
+    func scoped(to scope: EffectID) -> EffectID {
+        EffectID(unchecked: [base, scope.base])
     }
 }

@@ -37,8 +37,8 @@ public struct Effect<Action: Sendable>: Sendable {
     /// No work: the reducer only changed the state.
     public static var none: Self { Self(.none) }
 
-    /// Feeds `action` back into the store right after the current one, before any asynchronous
-    /// work starts.
+    /// Feeds `action` back into the store right after the current one, in the same
+    /// ``Store/send(_:)``, before the main actor does anything else.
     ///
     /// Prefer calling a shared helper over sending actions to share logic; use this to tell a
     /// parent feature something (a delegate action).

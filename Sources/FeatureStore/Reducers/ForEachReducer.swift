@@ -5,7 +5,9 @@ extension Reducer {
     /// Runs `element` on one element of a collection feature, for the parent's actions that
     /// carry an ``IdentifiedAction``, before this reducer.
     ///
-    /// When this reducer removes an element, that element's running effects are cancelled.
+    /// When this reducer removes an element, that element's running effects are cancelled. Each
+    /// element's cancellation ids are its own: one element's `.cancel(id:)` leaves the others'
+    /// effects running.
     ///
     /// ```swift
     /// Reduce { state, action in ... }
@@ -70,6 +72,7 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         let embed = UncheckedBox(action)
         return element.reduce(into: &parentState[keyPath: state][id: id]!, action: elementAction)
             .map { embed.value.embed(.element(id: id, action: $0)) }
+            .scopingIDs(to: effectsID(of: id))
             .cancellable(id: effectsID(of: id))
     }
 }

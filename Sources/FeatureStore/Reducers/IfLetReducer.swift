@@ -5,7 +5,8 @@ extension Reducer {
     ///
     /// Child actions that arrive while the state is nil are reported as an issue (a test failure
     /// under a test): they usually mean an effect outlived the feature. When this reducer sets the
-    /// child state to nil, the child's running effects are cancelled.
+    /// child state to nil, the child's running effects are cancelled. The child's cancellation ids
+    /// are its own: they cannot cancel the parent's effects.
     ///
     /// ```swift
     /// Reduce { state, action in ... }
@@ -67,6 +68,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
         let embed = UncheckedBox(action)
         return child.reduce(into: &parentState[keyPath: state]!, action: childAction)
             .map { embed.value.embed($0) }
+            .scopingIDs(to: childEffectsID)
             .cancellable(id: childEffectsID)
     }
 }

@@ -8,7 +8,8 @@ final class EffectTasks: Sendable {
         var tasks: [Int: Task<Void, Never>] = [:]
         var keysByID: [EffectID: Set<Int>] = [:]
         var idsByKey: [Int: [EffectID]] = [:]
-        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
         var notYetRunning = 0
         var isShutDown = false
     }
@@ -69,28 +70,36 @@ final class EffectTasks: Sendable {
         for task in state.withLock({ Array($0.tasks.values) }) { task.cancel() }
     }
 
-    /// Returns once no effect task is running.
+    /// Returns once no effect task is running, or when the waiting task is cancelled.
     func waitUntilIdle() async {
-        await withCheckedContinuation { continuation in
-            let isIdle = state.withLock { state in
-                if state.tasks.isEmpty { return true }
-                state.idleWaiters.append(continuation)
-                return false
+        let waiter = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.tasks.isEmpty || Task.isCancelled { return true }
+                    state.idleWaiters[waiter] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
             }
-            if isIdle { continuation.resume() }
+        } onCancel: {
+            state.withLock { $0.idleWaiters.removeValue(forKey: waiter) }?.resume()
         }
     }
 
     private func finish(_ key: Int) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> Dictionary<Int, CheckedContinuation<Void, Never>>.Values in
             state.tasks[key] = nil
             for id in state.idsByKey.removeValue(forKey: key) ?? [] {
                 state.keysByID[id]?.remove(key)
                 if state.keysByID[id]?.isEmpty == true { state.keysByID[id] = nil }
             }
-            guard state.tasks.isEmpty else { return [] }
-            defer { state.idleWaiters = [] }
-            return state.idleWaiters
+            guard state.tasks.isEmpty else { return [:].values }
+            defer { state.idleWaiters = [:] }
+            return state.idleWaiters.values
         }
         for waiter in waiters { waiter.resume() }
     }

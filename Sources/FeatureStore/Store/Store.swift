@@ -23,7 +23,7 @@ public final class Store<State, Action: Sendable> {
     private let core: AnyObject
     private let readState: @MainActor () -> State
     private let sendAction: @MainActor (Action) -> StoreTask
-    private let observe: @MainActor (@escaping @MainActor () -> Void) -> Int
+    private let observe: @MainActor (@escaping @MainActor () -> Void, @escaping @MainActor () -> Void) -> Int
     private let stopObserving: @MainActor (Int) -> Void
     private let effects: EffectTasks
     private let shutDownCore: @MainActor () -> Void
@@ -50,20 +50,22 @@ public final class Store<State, Action: Sendable> {
             dependencies: dependencies,
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )
+        // The closures hold the core weakly (every store holds it strongly through `core`), so
+        // an observer registered with the core does not keep it alive.
         self.core = core
-        self.readState = { core.state }
-        self.sendAction = { core.send($0) }
-        self.observe = { core.addObserver($0) }
-        self.stopObserving = { core.removeObserver($0) }
+        self.readState = { [unowned core] in core.state }
+        self.sendAction = { [unowned core] in core.send($0) }
+        self.observe = { [weak core] in core?.addObserver($0, finish: $1) ?? -1 }
+        self.stopObserving = { [weak core] in core?.removeObserver($0) }
         self.effects = core.effects
-        self.shutDownCore = { core.shutDown() }
+        self.shutDownCore = { [weak core] in core?.shutDown() }
     }
 
     private init(
         core: AnyObject,
         readState: @escaping @MainActor () -> State,
         sendAction: @escaping @MainActor (Action) -> StoreTask,
-        observe: @escaping @MainActor (@escaping @MainActor () -> Void) -> Int,
+        observe: @escaping @MainActor (@escaping @MainActor () -> Void, @escaping @MainActor () -> Void) -> Int,
         stopObserving: @escaping @MainActor (Int) -> Void,
         effects: EffectTasks,
         shutDownCore: @escaping @MainActor () -> Void
@@ -146,18 +148,21 @@ extension Store where State: Equatable & Sendable {
     /// The current state, then every state that differs from the one before.
     ///
     /// A slow reader sees the latest state and may skip intermediate ones. The stream ends when
-    /// its reader stops iterating.
+    /// the store shuts down or goes away, or when its reader stops iterating.
     public var states: AsyncStream<State> {
         let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: .bufferingNewest(1))
         var last = readState()
         continuation.yield(last)
         let readState = self.readState
-        let key = observe {
-            let current = readState()
-            guard current != last else { return }
-            last = current
-            continuation.yield(current)
-        }
+        let key = observe(
+            {
+                let current = readState()
+                guard current != last else { return }
+                last = current
+                continuation.yield(current)
+            },
+            { continuation.finish() }
+        )
         let stopObserving = self.stopObserving
         continuation.onTermination = { _ in
             Task { @MainActor in stopObserving(key) }

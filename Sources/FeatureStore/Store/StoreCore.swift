@@ -15,6 +15,7 @@ final class StoreCore<State, Action: Sendable> {
     private var buffer: [Action] = []
     private var isReducing = false
     private var observers: [Int: @MainActor () -> Void] = [:]
+    private var finishers: [Int: @MainActor () -> Void] = [:]
     private var nextObserver = 0
     private(set) var isShutDown = false
 
@@ -32,6 +33,7 @@ final class StoreCore<State, Action: Sendable> {
 
     isolated deinit {
         effects.shutDown()
+        for finish in finishers.values { finish() }
     }
 
     func send(_ action: Action) -> StoreTask {
@@ -71,18 +73,29 @@ final class StoreCore<State, Action: Sendable> {
     func shutDown() {
         isShutDown = true
         effects.shutDown()
+        let finishers = self.finishers
+        self.finishers = [:]
+        observers = [:]
+        for finish in finishers.values { finish() }
     }
 
-    /// Calls `observer` after every ``send(_:)``; returns the key that removes it.
-    func addObserver(_ observer: @escaping @MainActor () -> Void) -> Int {
+    /// Calls `observer` after every ``send(_:)``, and `finish` once when the store shuts down or
+    /// goes away; returns the key that removes both.
+    func addObserver(_ observer: @escaping @MainActor () -> Void, finish: @escaping @MainActor () -> Void) -> Int {
         let key = nextObserver
         nextObserver += 1
+        if isShutDown {
+            finish()
+            return key
+        }
         observers[key] = observer
+        finishers[key] = finish
         return key
     }
 
     func removeObserver(_ key: Int) {
         observers[key] = nil
+        finishers[key] = nil
     }
 
     /// Starts an effect's tasks, each cancellable by `ids`; `.send` actions join the buffer.
@@ -117,15 +130,18 @@ final class StoreCore<State, Action: Sendable> {
 
     /// Starts `effect` and returns when all its tasks have finished (for `.concatenate`).
     private func runToCompletion(_ effect: Effect<Action>, ids: [EffectID]) async {
+        // Checked here, on the main actor: a `.cancel(id:)` reduced since the hop wins.
+        guard !Task.isCancelled, !isShutDown else { return }
         var tasks: [Task<Void, Never>] = []
         DependencyValues.$_current.withValue(dependencies) {
             launch(effect, ids: ids, into: &tasks)
         }
-        // A `.send` inside a concatenation is reduced now, in its turn.
+        // A `.send` inside a concatenation is reduced now, in its turn; the effects of the
+        // actions it sends are theirs, not the concatenation's, so they are not awaited.
         if !buffer.isEmpty && !isReducing {
             let pending = buffer
             buffer.removeAll()
-            for action in pending { tasks += send(action).tasks }
+            for action in pending { _ = send(action) }
         }
         await StoreTask(tasks: tasks).finish()
     }

@@ -41,7 +41,9 @@ public final class InMemorySharedState: SharedStateBackend {
     public init(_ values: [String: String] = [:], limits: Limits = .default) {
         self.limits = limits
         for (key, json) in values.sorted(by: { $0.key < $1.key }) {
-            do {
+            do throws(SharedStateError) {
+                try KeyRules.validateKey(key, limits: limits)
+                try ValueRules.validateValue(Data(json.utf8), limits: limits)
                 try write(.put(key: key, value: Data(json.utf8), ifVersion: nil))
             } catch {
                 preconditionFailure("InMemorySharedState: initial value of \"\(key)\" is not valid: \(error)")
@@ -128,8 +130,17 @@ public final class InMemorySharedState: SharedStateBackend {
 
     public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> AsyncThrowingStream<WatchBatch, Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: WatchBatch.self)
+        // No prefix means every key, as in syncd.
+        let prefixes = prefixes.isEmpty ? [""] : prefixes
         do throws(SharedStateError) {
+            if prefixes.count > limits.maxWatchPrefixes {
+                throw SharedStateError(.tooLarge, "watch names \(prefixes.count) prefixes; the limit is \(limits.maxWatchPrefixes)")
+            }
             for prefix in prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
+            let current = revision
+            if let fromRevision, fromRevision > current {
+                throw SharedStateError(.invalidArgument, "revision \(fromRevision) is ahead of syncd's current revision \(current)")
+            }
         } catch {
             continuation.finish(throwing: error)
             return stream

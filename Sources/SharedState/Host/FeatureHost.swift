@@ -58,8 +58,11 @@ public struct FeatureHost: Sendable {
     ///
     /// - Parameters:
     ///   - start: Sent once the store runs: where the feature starts its subscriptions.
-    ///   - stop: Sent on a signal, before the store's effects are cancelled.
+    ///   - stop: Sent when the feature ends (on a signal, or when idle), before the store's
+    ///     effects are cancelled; not sent when syncd closed the connection.
     ///   - exitWhenIdle: Return once no effect is running (a feature that does a job and ends).
+    /// - Returns: Why it ended. A signal while still connecting ends it too, without running the
+    ///   store.
     /// - Throws: ``SharedStateError`` `unavailable` when syncd does not answer within
     ///   ``connectTimeout``.
     @MainActor
@@ -71,8 +74,17 @@ public struct FeatureHost: Sendable {
         stop: R.Action? = nil,
         exitWhenIdle: Bool = false
     ) async throws -> Ending {
+        let latch = SignalLatch()
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        let client = try await connect()
+        let listener = Task {
+            for await signal in signals { latch.fire(signal.rawValue) }
+        }
+        defer { listener.cancel() }
+
+        guard let client = try await connect(unlessSignalled: latch) else {
+            logger.info("stopping on signal \(latch.signal ?? 0) before connecting")
+            return .signal(latch.signal ?? 0)
+        }
         logger.info("connected to syncd at \(client.socketPath) as session \(client.sessionID)")
         let logger = self.logger
         let store = Store(initialState: initialState, reducer: { reducer().logActions(to: logger) }) {
@@ -80,20 +92,17 @@ public struct FeatureHost: Sendable {
         }
         if let start { store.send(start) }
 
+        let waitUntilIdle = store.idleWaiter()
         let ending = await withTaskGroup(of: Ending?.self) { group in
-            group.addTask {
-                for await signal in signals { return .signal(signal.rawValue) }
-                return nil
-            }
+            group.addTask { await latch.wait().map(Ending.signal) }
             group.addTask {
                 await client.waitUntilClosed()
                 return .disconnected
             }
             if exitWhenIdle {
-                let waitUntilIdle = store.idleWaiter()
                 group.addTask {
                     await waitUntilIdle()
-                    return .idle
+                    return Task.isCancelled ? nil : .idle
                 }
             }
             var ending: Ending = .idle
@@ -120,14 +129,14 @@ public struct FeatureHost: Sendable {
         return ending
     }
 
-    /// Connects to syncd, retrying while it is not up yet.
-    private func connect() async throws -> SharedStateClient {
+    /// Connects to syncd, retrying while it is not up yet; nil once a signal arrived.
+    private func connect(unlessSignalled latch: SignalLatch) async throws -> SharedStateClient? {
         var configuration = SharedStateClient.Configuration(socketPath: socketPath, clientName: name)
         configuration.reconnects = true
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: connectTimeout)
         var delay = Duration.milliseconds(20)
-        while true {
+        while latch.signal == nil {
             do {
                 return try await SharedStateClient.connect(configuration)
             } catch {
@@ -137,5 +146,6 @@ public struct FeatureHost: Sendable {
                 delay = min(delay * 2, .milliseconds(500))
             }
         }
+        return nil
     }
 }
