@@ -66,6 +66,8 @@ final class Storage: Sendable {
     func load() throws -> LoadedState {
         try pool.read { db in
             var entries: [String: Entry] = [:]
+            // Sized once: growing a dictionary of a million entries rehashes it about twenty times.
+            entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
             let rows = try Row.fetchCursor(
                 db,
                 sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries"
