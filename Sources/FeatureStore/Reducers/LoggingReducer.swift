@@ -1,4 +1,5 @@
 import CustomDump
+import Foundation
 import Logging
 
 extension Reducer {
@@ -18,7 +19,9 @@ public struct LoggingReducer<Base: Reducer>: Reducer {
         guard logger.logLevel <= .debug else { return base.reduce(into: &state, action: action) }
         var description = ""
         customDump(action, to: &description, maxDepth: 2)
-        logger.debug("action \(description)")
+        // One line per action, as the journal expects.
+        let line = description.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        logger.debug("action \(line)")
         guard logger.logLevel <= .trace else { return base.reduce(into: &state, action: action) }
         let before = state
         let effect = base.reduce(into: &state, action: action)
