@@ -122,7 +122,10 @@ public final class Daemon: Sendable {
         // its connections, then the engine commits what is queued.
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: engine), .init(service: server), .init(service: systemd)],
+                services: [
+                    .init(service: engine), .init(service: server), .init(service: systemd),
+                    .init(service: CheckpointService(storage: storage, interval: .milliseconds(500), logger: logger)),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger

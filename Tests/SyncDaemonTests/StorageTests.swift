@@ -46,6 +46,35 @@ import Testing
         #expect(try normal.writerPragma("journal_mode") == "wal")
     }
 
+    @Test func backgroundCheckpointsRestartTheLogWithoutLosingCommits() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        // Commits never checkpoint on their own at ordinary sizes.
+        #expect(try storage.writerPragma("wal_autocheckpoint") == "65536")
+        func walBytes() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
+        }
+        for revision in UInt64(1)...200 {
+            try storage.commit([
+                CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "\(revision)", revision: revision))])
+            ])
+        }
+        let grown = walBytes()
+        #expect(try await storage.checkpoint(restartFrames: 1))
+        // The log starts over: the next commits reuse it from the beginning instead of growing it.
+        for revision in UInt64(201)...400 {
+            try storage.commit([
+                CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "\(revision)", revision: revision))])
+            ])
+        }
+        #expect(walBytes() <= grown)
+        try storage.close()
+        let loaded = try Storage(path: path, durability: .normal).load()
+        #expect(loaded.revision == 400)
+        #expect(loaded.entries.count == 400)
+    }
+
     @Test func unwritableDirectoryIsReportedWithItsPath() throws {
         let directory = try TemporaryDirectory()
         let blocker = directory.file("not-a-directory")

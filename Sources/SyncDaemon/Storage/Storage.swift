@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SharedStateWire
+import Synchronization
 
 /// The one owner of syncd's SQLite database: opens and migrates it, loads the state at start-up,
 /// and commits each group of revisions in one transaction.
@@ -15,6 +16,8 @@ final class Storage: Sendable {
     /// The database file.
     let path: String
     private let pool: DatabasePool
+    /// The connection `checkpoint()` uses, opened on first use.
+    private let checkpointer = Mutex<DatabaseQueue?>(nil)
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///
@@ -54,6 +57,10 @@ final class Storage: Sendable {
             // the durability setting afterwards, on the writer connection.
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+                // No automatic checkpoints: one stalls the commit that triggers it for
+                // milliseconds. `checkpoint()` runs them off the commit path; the automatic one
+                // stays only as a bound (65,536 pages) should that fall behind.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 65536")
             }
         } catch let error as StorageError {
             throw error
@@ -234,11 +241,54 @@ final class Storage: Sendable {
         }
     }
 
+    /// Copies committed pages from the write-ahead log into the database file without waiting for
+    /// the writer or readers, on a connection of its own, so commits go on meanwhile. Once the log
+    /// holds `restartFrames` pages that are all copied, restarts it from its beginning on the
+    /// writer's connection (quick: nothing is left to copy), which is what keeps it small.
+    /// Returns false when the database was busy and nothing was done.
+    @discardableResult
+    func checkpoint(restartFrames: Int = 8192) async throws -> Bool {
+        let checkpointer = try checkpointConnection()
+        let result = try await checkpointer.writeWithoutTransaction { db -> (walFrameCount: Int, checkpointedFrameCount: Int)? in
+            do {
+                return try db.checkpoint(.passive)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                return nil
+            }
+        }
+        guard let result else { return false }
+        guard result.walFrameCount >= restartFrames, result.checkpointedFrameCount == result.walFrameCount else { return true }
+        return try await pool.writeWithoutTransaction { db in
+            do {
+                _ = try db.checkpoint(.restart)
+                return true
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                return false
+            }
+        }
+    }
+
     /// Moves every committed page from the write-ahead log into the database file, empties the
     /// log, and closes the database; later calls fail. The file alone then holds everything.
     func close() throws {
+        try checkpointer.withLock { checkpointer in
+            try checkpointer?.close()
+            checkpointer = nil
+        }
         _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
+    }
+
+    private func checkpointConnection() throws -> DatabaseQueue {
+        try checkpointer.withLock { checkpointer in
+            if let checkpointer { return checkpointer }
+            var configuration = Configuration()
+            configuration.label = "syncd-checkpoint"
+            configuration.busyMode = .immediateError
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            checkpointer = queue
+            return queue
+        }
     }
 
     private static func meta(_ name: String, _ db: Database) throws -> UInt64 {

@@ -1,0 +1,26 @@
+import Logging
+import ServiceLifecycle
+
+/// Checkpoints the write-ahead log every `interval`, off the commit path; see
+/// ``Storage/checkpoint()``. Stops first at shutdown; the storage's close does the final one.
+struct CheckpointService: Service {
+    let storage: Storage
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: interval)
+                    try await storage.checkpoint()
+                } catch is CancellationError {
+                    return
+                } catch {
+                    // The next round tries again; the log only grows meanwhile.
+                    logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+}
