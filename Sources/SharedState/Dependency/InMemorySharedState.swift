@@ -65,7 +65,7 @@ public final class InMemorySharedState: SharedStateBackend {
     public func get(_ key: String) async throws(SharedStateError) -> Entry {
         try KeyRules.validateKey(key, limits: limits)
         guard let entry = state.withLock({ $0.entries[key] }) else {
-            throw SharedStateError(.notFound, "key \"\(key)\" not found")
+            throw RequestRules.notFound(key)
         }
         return entry
     }
@@ -92,9 +92,7 @@ public final class InMemorySharedState: SharedStateBackend {
 
     public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
-        if let limit, limit < 1 {
-            throw SharedStateError(.invalidArgument, "list limit must be at least 1, not \(limit)")
-        }
+        try RequestRules.validateListLimit(limit)
         return state.withLock { state in
             let matching = state.entries.values
                 .filter { KeyRules.key($0.key, hasPrefix: prefix) }
@@ -105,13 +103,10 @@ public final class InMemorySharedState: SharedStateBackend {
     }
 
     public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
-        let size = transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count
-        if size > limits.maxTransactionOperations {
-            throw SharedStateError(
-                .tooLarge,
-                "transaction has \(size) compares and operations; the limit is \(limits.maxTransactionOperations)"
-            )
-        }
+        try RequestRules.validateTransactionSize(
+            transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,
+            limits: limits
+        )
         for compare in transaction.compares { try KeyRules.validateKey(compare.key, limits: limits) }
         for operation in transaction.onSuccess + transaction.onFailure {
             try KeyRules.validateKey(operation.key, limits: limits)
@@ -133,13 +128,11 @@ public final class InMemorySharedState: SharedStateBackend {
         // No prefix means every key, as in syncd.
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         do throws(SharedStateError) {
-            if prefixes.count > limits.maxWatchPrefixes {
-                throw SharedStateError(.tooLarge, "watch names \(prefixes.count) prefixes; the limit is \(limits.maxWatchPrefixes)")
-            }
+            try RequestRules.validateWatchPrefixCount(prefixes.count, limits: limits)
             for prefix in prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
             let current = revision
             if let fromRevision, fromRevision > current {
-                throw SharedStateError(.invalidArgument, "revision \(fromRevision) is ahead of syncd's current revision \(current)")
+                throw RequestRules.revisionAhead(fromRevision, current: current)
             }
         } catch {
             continuation.finish(throwing: error)
@@ -179,8 +172,9 @@ public final class InMemorySharedState: SharedStateBackend {
     @discardableResult
     private func write(_ request: WriteRequest) throws(SharedStateError) -> WriteOutcome {
         try state.withLock { state throws(SharedStateError) -> WriteOutcome in
-            let entries = state.entries
-            let plan = try WritePlanner.plan(request, revision: state.revision + 1) { entries[$0] }
+            // Read through `state` itself: a copy of the entries held across the mutation below
+            // would make every write copy the whole dictionary.
+            let plan = try WritePlanner.plan(request, revision: state.revision + 1) { state.entries[$0] }
             guard !plan.changes.isEmpty else { return plan.outcome }
             state.revision += 1
             for change in plan.changes {

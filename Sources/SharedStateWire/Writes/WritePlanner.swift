@@ -42,7 +42,7 @@ package enum WritePlanner {
 
         case .delete(let key, let ifVersion):
             guard let change = try apply(.delete(key: key, ifVersion: ifVersion), revision: revision, entry: entry) else {
-                throw SharedStateError(.notFound, "key \"\(key)\" not found")
+                throw RequestRules.notFound(key)
             }
             return Plan(outcome: .delete(revision: revision), changes: [change])
 

@@ -180,9 +180,7 @@ public final class SharedStateClient: Sendable {
     /// - Parameter limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
     public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
-        if let limit, limit < 1 {
-            throw SharedStateError(.invalidArgument, "list limit must be at least 1, not \(limit)")
-        }
+        try RequestRules.validateListLimit(limit)
         let result = try await call(
             .list(
                 .with {

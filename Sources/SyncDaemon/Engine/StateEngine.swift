@@ -287,12 +287,8 @@ final class StateEngine: Sendable {
                     )
                 }
                 if revision > state.revision {
-                    // Revisions are never reused, so a client ahead of syncd saw commits this
-                    // database does not have (a restore, or a power loss at durability normal).
-                    throw SharedStateError(
-                        .invalidArgument,
-                        "revision \(revision) is ahead of syncd's current revision \(state.revision)"
-                    )
+                    // Revisions are never reused: see RequestRules.revisionAhead.
+                    throw RequestRules.revisionAhead(revision, current: state.revision)
                 }
                 if revision == state.revision {
                     state.watches.add(watch)

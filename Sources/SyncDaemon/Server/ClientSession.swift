@@ -124,7 +124,7 @@ final class ClientSession: @unchecked Sendable {
                 try KeyRules.validateKey(get.key, limits: limits)
                 try requireRead(get.key, access)
                 let (entry, revision) = engine.entry(get.key)
-                guard let entry else { throw SharedStateError(.notFound, "key \"\(get.key)\" not found") }
+                guard let entry else { throw RequestRules.notFound(get.key) }
                 respond(id) {
                     $0.get = .with {
                         $0.entry = entry.wireValue
@@ -167,12 +167,7 @@ final class ClientSession: @unchecked Sendable {
                 }
 
             case .watch(let watch):
-                if watch.prefixes.count > limits.maxWatchPrefixes {
-                    throw SharedStateError(
-                        .tooLarge,
-                        "watch names \(watch.prefixes.count) prefixes; the limit is \(limits.maxWatchPrefixes)"
-                    )
-                }
+                try RequestRules.validateWatchPrefixCount(watch.prefixes.count, limits: limits)
                 for prefix in watch.prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
                 if engine.watchCount(of: writer) >= limits.maxWatchesPerConnection {
                     throw SharedStateError(
@@ -364,13 +359,10 @@ final class ClientSession: @unchecked Sendable {
     private func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest, limits: Limits) throws(SharedStateError)
         -> WriteRequest
     {
-        let size = transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count
-        if size > limits.maxTransactionOperations {
-            throw SharedStateError(
-                .tooLarge,
-                "transaction has \(size) compares and operations; the limit is \(limits.maxTransactionOperations)"
-            )
-        }
+        try RequestRules.validateTransactionSize(
+            transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,
+            limits: limits
+        )
         var compares: [WriteRequest.Compare] = []
         for compare in transaction.compares {
             try KeyRules.validateKey(compare.key, limits: limits)

@@ -1,0 +1,38 @@
+/// The checks on a request's shape that syncd and the in-memory shared state both make, with
+/// their errors, so the two give the same answer to the same request.
+package enum RequestRules {
+    /// The error for a key that does not exist.
+    package static func notFound(_ key: String) -> SharedStateError {
+        SharedStateError(.notFound, "key \"\(key)\" not found")
+    }
+
+    /// A list's limit is absent or at least 1.
+    package static func validateListLimit(_ limit: Int?) throws(SharedStateError) {
+        if let limit, limit < 1 {
+            throw SharedStateError(.invalidArgument, "list limit must be at least 1, not \(limit)")
+        }
+    }
+
+    /// A transaction has at most `maxTransactionOperations` compares and operations together.
+    package static func validateTransactionSize(_ size: Int, limits: Limits) throws(SharedStateError) {
+        if size > limits.maxTransactionOperations {
+            throw SharedStateError(
+                .tooLarge,
+                "transaction has \(size) compares and operations; the limit is \(limits.maxTransactionOperations)"
+            )
+        }
+    }
+
+    /// A watch names at most `maxWatchPrefixes` prefixes.
+    package static func validateWatchPrefixCount(_ count: Int, limits: Limits) throws(SharedStateError) {
+        if count > limits.maxWatchPrefixes {
+            throw SharedStateError(.tooLarge, "watch names \(count) prefixes; the limit is \(limits.maxWatchPrefixes)")
+        }
+    }
+
+    /// The error for resuming a watch after a revision the state has not reached: the client saw
+    /// commits this database does not have (a restore, or a power loss at durability normal).
+    package static func revisionAhead(_ revision: UInt64, current: UInt64) -> SharedStateError {
+        SharedStateError(.invalidArgument, "revision \(revision) is ahead of syncd's current revision \(current)")
+    }
+}
