@@ -73,35 +73,6 @@ public struct SharedItems<Value: Codable & Sendable>: Sendable {
 extension SharedItems: Equatable where Value: Equatable {}
 
 extension SharedStateBackend {
-    /// The value of a typed key now, then after every change: the default when it is missing or
-    /// deleted, a failure when a value does not decode as `Value`.
-    ///
-    /// The stream ends with the watch's error (`unavailable` once the client closes).
-    public func updates<Value>(of key: SharedKey<Value>) -> AsyncThrowingStream<Result<Value, SharedStateError>, Error> {
-        let batches = watch(prefixes: [key.name], fromRevision: nil)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await batch in batches {
-                        // A prefix watch also sees keys that merely start with the name.
-                        if let change = batch.changes.last(where: { $0.key == key.name }) {
-                            switch change.type {
-                            case .put: continuation.yield(Result { () throws(SharedStateError) in try key.decode(change.entry.value) })
-                            case .delete: continuation.yield(.success(key.defaultValue))
-                            }
-                        } else if batch.kind.replacesState {
-                            continuation.yield(.success(key.defaultValue))
-                        }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
-
     /// The keys under `prefix` with values of type `Value`: a snapshot first, then the changes of
     /// each revision. Progress notices are left out.
     public func items<Value: Codable & Sendable>(

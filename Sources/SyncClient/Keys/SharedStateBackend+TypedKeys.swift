@@ -57,7 +57,7 @@ extension SharedStateBackend {
         let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
         return AsyncStream(unfolding: {
             while let batch = await iterator.next() {
-                if let value = latestValue(of: key, in: batch) { return value }
+                if case .success(let value) = update(of: key, in: batch) { return value }
             }
             return nil
         })
@@ -74,15 +74,36 @@ extension SharedStateBackend {
         return (try key.decode(entry.value), entry.version)
     }
 
-    /// The key's value after `batch`, or nil if the batch says nothing decodable about it.
-    private func latestValue<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Value? {
+    /// The value of a typed key now, then after every change: the default when it is missing or
+    /// deleted, a failure when a value does not decode as `Value`.
+    ///
+    /// The stream ends with the watch's error (`unavailable` once the client closes).
+    public func updates<Value>(of key: SharedKey<Value>) -> AsyncThrowingStream<Result<Value, SharedStateError>, Error> {
+        let batches = watch(prefixes: [key.name], fromRevision: nil)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await batch in batches {
+                        if let update = update(of: key, in: batch) { continuation.yield(update) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The key's value after `batch`, or nil if the batch says nothing about it.
+    private func update<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Result<Value, SharedStateError>? {
         // A prefix watch also sees keys that merely start with the name.
         guard let change = batch.changes.last(where: { $0.key == key.name }) else {
-            return batch.kind.replacesState ? key.defaultValue : nil
+            return batch.kind.replacesState ? .success(key.defaultValue) : nil
         }
         switch change.type {
-        case .put: return try? key.decode(change.entry.value)
-        case .delete: return key.defaultValue
+        case .put: return Result { () throws(SharedStateError) in try key.decode(change.entry.value) }
+        case .delete: return .success(key.defaultValue)
         }
     }
 }
