@@ -114,12 +114,25 @@ final class StateEngine: Sendable {
 
     // MARK: Writes
 
-    /// Queues a write; `completion` is called once it is committed, or has failed.
+    /// Queues a write; `completion` is called on the writer's thread once it is committed, or has
+    /// failed.
     func submit(_ request: WriteRequest, completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void) {
-        if !queue.enqueue(WriteQueue.Pending(request: request, completion: completion)) {
-            completion(.failure(SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")))
+        if !queue.enqueue(CollectionOfOne(WriteQueue.Pending(request: request, reply: .callback(completion)))) {
+            completion(.failure(Self.shuttingDown))
         }
     }
+
+    /// Queues a connection's writes, in order; `target` gets their answers, those of one commit
+    /// together, once they are committed or have failed.
+    func submit(_ requests: [(id: UInt64, request: WriteRequest)], answeringTo target: some WriteAnswerTarget) {
+        guard !requests.isEmpty else { return }
+        let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
+        if !queue.enqueue(pending) {
+            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) })
+        }
+    }
+
+    private static let shuttingDown = SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")
 
     /// Runs the writer until ``shutDown()``, then commits what is still queued and returns.
     ///
@@ -130,10 +143,7 @@ final class StateEngine: Sendable {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
                     while let batch = queue.take(limit: configuration.maxRequestsPerCommit) {
-                        let results = commit(batch.map(\.request))
-                        for (pending, result) in zip(batch, results) {
-                            pending.completion(result)
-                        }
+                        Self.reply(to: batch, with: commit(batch.map(\.request)))
                     }
                     finished.resume()
                 }
@@ -142,6 +152,30 @@ final class StateEngine: Sendable {
             }
         } onCancel: {
             shutDown()
+        }
+    }
+
+    /// Hands each write's result to whoever waits for it: every answer for one connection in a
+    /// single call, in submission order.
+    private static func reply(to batch: [WriteQueue.Pending], with results: [Result<WriteOutcome, SharedStateError>]) {
+        var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
+        var order: [ObjectIdentifier] = []
+        for (pending, result) in zip(batch, results) {
+            switch pending.reply {
+            case .callback(let completion):
+                completion(result)
+            case .answer(let requestID, let target):
+                let identifier = ObjectIdentifier(target)
+                if answers[identifier] == nil {
+                    answers[identifier] = (target, [])
+                    order.append(identifier)
+                }
+                answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
+            }
+        }
+        for identifier in order {
+            let group = answers[identifier]!
+            group.target.receive(group.answers)
         }
     }
 
@@ -244,9 +278,7 @@ final class StateEngine: Sendable {
     /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
     /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
     ///
-    /// - Throws: `invalidArgument` when the subscriber already has a watch with this id,
-    ///   `compacted` when replay would start before the oldest change kept, `unavailable` when the
-    ///   change log cannot be read.
+    /// - Throws: As ``beginWatch(id:prefixes:start:readable:subscriber:)`` and ``replay(_:)``.
     func startWatch(
         id: UInt64,
         prefixes: [String],
@@ -254,9 +286,35 @@ final class StateEngine: Sendable {
         readable: KeyFilter? = nil,
         subscriber: some WatchSubscriber
     ) async throws(SharedStateError) {
+        if let replay = try beginWatch(id: id, prefixes: prefixes, start: start, readable: readable, subscriber: subscriber) {
+            try await self.replay(replay)
+        }
+    }
+
+    /// A watch registered with ``beginWatch(id:prefixes:start:readable:subscriber:)`` whose start
+    /// needs revisions read back from the change log; live changes wait until ``replay(_:)``.
+    struct WatchReplay: Sendable {
+        fileprivate let watch: WatchRegistry.Watch
+        fileprivate let through: UInt64
+    }
+
+    /// Registers a watch without waiting: sends the response and the snapshot at once when the
+    /// start needs no replay, and otherwise returns the replay to run with ``replay(_:)``, holding
+    /// the watch's live changes until then.
+    ///
+    /// - Throws: `invalidArgument` when the subscriber already has a watch with this id or the
+    ///   start names a revision that has not happened yet, `compacted` when replay would start
+    ///   before the oldest change kept.
+    func beginWatch(
+        id: UInt64,
+        prefixes: [String],
+        start: WatchStart,
+        readable: KeyFilter? = nil,
+        subscriber: some WatchSubscriber
+    ) throws(SharedStateError) -> WatchReplay? {
         let allocator = WatchRegistry.allocator
         let prefixes = prefixes.contains("") ? [] : prefixes
-        let replay: (after: UInt64, through: UInt64)? = try published.withLock { state throws(SharedStateError) in
+        return try published.withLock { state throws(SharedStateError) in
             if state.watches.contains(id: id, of: subscriber) {
                 throw SharedStateError(.invalidArgument, "watch id \(id) is already in use on this connection")
             }
@@ -297,31 +355,38 @@ final class StateEngine: Sendable {
                 }
                 watch.heldFrames = []
                 state.watches.add(watch)
-                return (revision, state.revision)
+                watch.startsAfter = revision
+                return WatchReplay(watch: watch, through: state.revision)
             }
         }
-        guard let replay else { return }
+    }
 
+    /// Reads a started watch's missed revisions from the change log and sends them, followed by
+    /// the live changes held meanwhile.
+    ///
+    /// - Throws: `compacted` when compaction removed part of the range meanwhile, `unavailable`
+    ///   when the change log cannot be read; the watch is removed then.
+    func replay(_ replay: WatchReplay) async throws(SharedStateError) {
+        let watch = replay.watch
         let logged: [CommittedRevision]
         do {
-            logged = try await storage.changes(after: replay.after, through: replay.through)
+            logged = try await storage.changes(after: watch.startsAfter, through: replay.through)
         } catch {
-            _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
+            _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
             throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
         }
-        let watch = WatchRegistry.Watch(id: id, prefixes: prefixes, readable: readable, subscriber: subscriber, startsAfter: replay.after)
-        // Compaction may have removed rows since the check above: a replay must be whole.
-        guard logged.count == Int(replay.through - replay.after), logged.first?.revision == replay.after + 1 else {
-            _ = published.withLock { $0.watches.remove(id: id, of: subscriber) }
-            throw SharedStateError(.compacted, "revision \(replay.after) was compacted while the watch started")
+        // Compaction may have removed rows since the watch began: a replay must be whole.
+        guard logged.count == Int(replay.through - watch.startsAfter), logged.first?.revision == watch.startsAfter + 1 else {
+            _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
+            throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
         }
-        var frames = [Self.watchResponse(id: id, revision: replay.after, allocator: allocator)]
+        var frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter, allocator: WatchRegistry.allocator)]
         frames.append(contentsOf: logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) })
         published.withLock { state in
             // The frames held during the replay go out after it, under the lock, so that the
             // next delivery cannot overtake them.
-            guard let held = state.watches.releaseHeldFrames(id: id, of: subscriber) else { return }
-            subscriber.send(frames + held)
+            guard let held = state.watches.releaseHeldFrames(id: watch.id, of: watch.subscriber) else { return }
+            watch.subscriber.send(frames + held)
         }
     }
 

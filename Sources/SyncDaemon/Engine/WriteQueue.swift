@@ -10,23 +10,33 @@ import SharedStateWire
 final class WriteQueue: @unchecked Sendable {
     // @unchecked: `items` and `isClosed` are only touched with `condition` locked.
 
-    /// A write and what to call with its result.
+    /// A write and who gets its result.
     struct Pending: Sendable {
         var request: WriteRequest
-        var completion: @Sendable (Result<WriteOutcome, SharedStateError>) -> Void
+        var reply: Reply
+    }
+
+    /// Who gets a write's result.
+    enum Reply: Sendable {
+        /// A connection, with the other answers of the same commit.
+        case answer(requestID: UInt64, target: any WriteAnswerTarget)
+        /// A closure, called on the writer's thread.
+        case callback(@Sendable (Result<WriteOutcome, SharedStateError>) -> Void)
     }
 
     private let condition = NSCondition()
     private var items: [Pending] = []
     private var isClosed = false
 
-    /// Adds a write; returns false, keeping nothing, once the queue is closed.
-    func enqueue(_ pending: Pending) -> Bool {
+    /// Adds writes, in order; returns false, keeping nothing, once the queue is closed.
+    func enqueue(_ pending: some Collection<Pending>) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         if isClosed { return false }
-        items.append(pending)
-        condition.signal()
+        let wasEmpty = items.isEmpty
+        items.append(contentsOf: pending)
+        // The writer only waits on an empty queue.
+        if wasEmpty { condition.signal() }
         return true
     }
 
@@ -37,9 +47,12 @@ final class WriteQueue: @unchecked Sendable {
         defer { condition.unlock() }
         while items.isEmpty && !isClosed { condition.wait() }
         if items.isEmpty { return nil }
-        let count = min(limit, items.count)
-        let batch = Array(items.prefix(count))
-        items.removeFirst(count)
+        if items.count <= limit {
+            defer { items.removeAll(keepingCapacity: true) }
+            return items
+        }
+        let batch = Array(items.prefix(limit))
+        items.removeFirst(limit)
         return batch
     }
 

@@ -2,23 +2,43 @@ import Foundation
 import Logging
 import NIOCore
 import SharedStateWire
-import Synchronization
 
 /// The protocol logic of one client connection: the handshake, then each request checked and
 /// handed to the engine. Reads are answered at once; writes are answered when they commit.
 ///
 /// It does no I/O of its own: frames come in through ``receive(_:)`` and go out through the
-/// connection's writer, so it can be driven by any transport.
-///
-/// `@unchecked Sendable`: a session belongs to its connection's task, which hands it one frame at a
-/// time (the read loop runs in a child task only so that shutdown can cancel it); engine
-/// completions touch only its Sendable parts.
-final class ClientSession: @unchecked Sendable {
+/// connection's writer. It lives on its connection's event loop, which hands it one frame at a
+/// time; a request that has to wait (a replay, a backup, reading the history) returns a
+/// ``Suspension`` for the caller to run, and nothing else is handed in until it has finished.
+final class ClientSession {
     /// What the connection should do after a frame.
-    enum Disposition: Equatable {
-        case keepReading
+    enum Step {
+        case next
         /// Send this error as the last frame and close.
         case close(SharedStateError)
+        /// Run this request's work off the event loop, then ``finish(_:with:)`` it; read no more
+        /// frames meanwhile, so requests keep their order.
+        case suspend(Suspension)
+    }
+
+    /// A request whose answer needs waiting for.
+    struct Suspension: Sendable {
+        let requestID: UInt64
+        /// The work: the response to send, or nil when the work has answered by itself.
+        let work: @Sendable () async -> Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>
+        /// A transfer to end if the work fails.
+        var abandonsTransfer: UInt64?
+    }
+
+    /// What every session of a server shares.
+    struct Environment: Sendable {
+        var engine: StateEngine
+        var settings: RuntimeSettings
+        /// Where backup and restore transfers keep their temporary files.
+        var transferDirectory: String
+        var logger: Logger
+        var status: @Sendable () -> Sharedstate_V1_StatusResponse
+        var clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
     }
 
     /// Who the peer is, for `clients`, status and logs.
@@ -29,35 +49,24 @@ final class ClientSession: @unchecked Sendable {
     private var writer: ConnectionWriter { record.writer }
     private let engine: StateEngine
     private let settings: RuntimeSettings
-    private let status: @Sendable () -> Sharedstate_V1_StatusResponse
-    private let clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
+    private let environment: Environment
     private let transfers: TransferStore
     private let accessCache: PermissionCache
-    /// Writes handed to the engine and not yet answered.
-    private let pendingWrites = PendingWriteCount()
-    private let logger: Logger
+    /// Writes checked and not yet handed to the engine: they go together, once per read.
+    private var queuedWrites: [(id: UInt64, request: WriteRequest)] = []
+    private var logger: Logger { environment.logger }
 
-    init(
-        record: ClientRecord,
-        transferDirectory: String,
-        engine: StateEngine,
-        settings: RuntimeSettings,
-        logger: Logger,
-        status: @escaping @Sendable () -> Sharedstate_V1_StatusResponse,
-        clients: @escaping @Sendable () async -> [Sharedstate_V1_ClientInfo]
-    ) {
+    init(record: ClientRecord, environment: Environment) {
         self.record = record
-        self.accessCache = PermissionCache(principal: record.principal, settings: settings)
-        self.transfers = TransferStore(directory: transferDirectory, sessionID: record.sessionID)
-        self.engine = engine
-        self.settings = settings
-        self.logger = logger
-        self.status = status
-        self.clients = clients
+        self.environment = environment
+        self.accessCache = PermissionCache(principal: record.principal, settings: environment.settings)
+        self.transfers = TransferStore(directory: environment.transferDirectory, sessionID: record.sessionID)
+        self.engine = environment.engine
+        self.settings = environment.settings
     }
 
     /// Handles one inbound frame.
-    func receive(_ payload: ByteBuffer) async -> Disposition {
+    func receive(_ payload: ByteBuffer) -> Step {
         let frame: Sharedstate_V1_ClientFrame
         do {
             frame = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)
@@ -71,10 +80,30 @@ final class ClientSession: @unchecked Sendable {
             guard hasGreeted else {
                 return .close(SharedStateError(.protocolViolation, "the first frame must be a Hello"))
             }
-            await handle(request)
-            return .keepReading
+            return handle(request)
         case nil:
             return .close(SharedStateError(.protocolViolation, "empty client frame"))
+        }
+    }
+
+    /// Hands the writes checked since the last call to the engine, as one group.
+    func submitQueuedWrites() {
+        guard !queuedWrites.isEmpty else { return }
+        writer.expectAnswers(queuedWrites.count)
+        engine.submit(queuedWrites, answeringTo: writer)
+        queuedWrites.removeAll(keepingCapacity: true)
+    }
+
+    /// Answers a suspended request once its work is done.
+    func finish(_ suspension: Suspension, with result: Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>) {
+        switch result {
+        case .success(let response?):
+            respond(suspension.requestID) { $0.result = response }
+        case .success(nil):
+            break
+        case .failure(let error):
+            if let transfer = suspension.abandonsTransfer { try? transfers.end(transfer) }
+            respond(suspension.requestID) { $0.error = error.wireValue }
         }
     }
 
@@ -85,7 +114,7 @@ final class ClientSession: @unchecked Sendable {
         transfers.removeAll()
     }
 
-    private func greet(_ hello: Sharedstate_V1_Hello) -> Disposition {
+    private func greet(_ hello: Sharedstate_V1_Hello) -> Step {
         if hasGreeted {
             return .close(SharedStateError(.protocolViolation, "Hello sent twice"))
         }
@@ -111,10 +140,10 @@ final class ClientSession: @unchecked Sendable {
                 }
             }
         )
-        return .keepReading
+        return .next
     }
 
-    private func handle(_ request: Sharedstate_V1_Request) async {
+    private func handle(_ request: Sharedstate_V1_Request) -> Step {
         let id = request.id
         let limits = settings.limits
         let access = permissions
@@ -131,16 +160,19 @@ final class ClientSession: @unchecked Sendable {
                         $0.revision = revision
                     }
                 }
+                return .next
 
             case .put(let put):
                 let operation = try writeOperation(.put(put), limits: limits)
                 try requireWrite(operation.key, access)
-                submit(id, operation.request)
+                queuedWrites.append((id, operation.request))
+                return .next
 
             case .delete(let delete):
                 let operation = try writeOperation(.delete(delete), limits: limits)
                 try requireWrite(operation.key, access)
-                submit(id, operation.request)
+                queuedWrites.append((id, operation.request))
+                return .next
 
             case .transaction(let transaction):
                 let request = try transactionRequest(transaction, limits: limits)
@@ -149,7 +181,8 @@ final class ClientSession: @unchecked Sendable {
                     for compare in compares { try requireRead(compare.key, access) }
                     for operation in onSuccess + onFailure { try requireWrite(operation.key, access) }
                 }
-                submit(id, request)
+                queuedWrites.append((id, request))
+                return .next
 
             case .list(let list):
                 try KeyRules.validatePrefix(list.prefix, limits: limits)
@@ -165,6 +198,7 @@ final class ClientSession: @unchecked Sendable {
                         $0.truncated = result.hasMore
                     }
                 }
+                return .next
 
             case .watch(let watch):
                 try RequestRules.validateWatchPrefixCount(watch.prefixes.count, limits: limits)
@@ -181,62 +215,74 @@ final class ClientSession: @unchecked Sendable {
                     case .afterRevision(let revision): .after(revision)
                     case .snapshot(false), nil: .now
                     }
-                try await engine.startWatch(
+                let replay = try engine.beginWatch(
                     id: id,
                     prefixes: watch.prefixes,
                     start: start,
                     readable: readFilter(access),
                     subscriber: writer
                 )
+                guard let replay else { return .next }
+                let engine = self.engine
+                return suspend(id) { () async throws(SharedStateError) in
+                    try await engine.replay(replay)
+                    return nil
+                }
 
             case .cancelWatch(let cancel):
                 guard engine.cancelWatch(id: cancel.watchID, of: writer) else {
                     throw SharedStateError(.notFound, "no watch with id \(cancel.watchID) on this connection")
                 }
                 respond(id) { $0.cancelWatch = .init() }
+                return .next
 
             case .status:
-                let status = status()
+                let status = environment.status()
                 respond(id) { $0.status = status }
+                return .next
 
             case .history(let history):
                 try KeyRules.validateKey(history.key, limits: limits)
                 try requireRead(history.key, access)
-                let result = try await engine.history(of: history.key, limit: history.limit == 0 ? nil : Int(history.limit))
-                respond(id) {
-                    $0.history = .with {
-                        $0.changes = result.changes.map(\.wireValue)
-                        $0.compactedRevision = result.compactedRevision
-                    }
+                let (engine, key, limit) = (self.engine, history.key, history.limit == 0 ? nil : Int(history.limit))
+                return suspend(id) { () async throws(SharedStateError) in
+                    let result = try await engine.history(of: key, limit: limit)
+                    return .history(
+                        .with {
+                            $0.changes = result.changes.map(\.wireValue)
+                            $0.compactedRevision = result.compactedRevision
+                        }
+                    )
                 }
 
             case .clients:
                 try requireAdministrator("list clients", access)
-                let clients = await clients()
-                respond(id) { $0.clients = .with { $0.clients = clients } }
+                let clients = environment.clients
+                return suspend(id) { () async throws(SharedStateError) in
+                    let clients = await clients()
+                    return .clients(.with { $0.clients = clients })
+                }
 
             case .backup:
                 try requireAdministrator("back up the database", access)
                 let transfer = try transfers.open()
-                let revision: UInt64
-                do {
-                    revision = try await engine.backup(to: transfer.path)
-                } catch {
-                    try? transfers.end(transfer.id)
-                    throw error
-                }
-                let size = (try? FileManager.default.attributesOfItem(atPath: transfer.path)[.size] as? NSNumber)?.uint64Value ?? 0
-                respond(id) {
-                    $0.backup = .with {
-                        $0.transferID = transfer.id
-                        $0.size = size
-                        $0.revision = revision
-                    }
+                let engine = self.engine
+                return suspend(id, abandoning: transfer.id) { () async throws(SharedStateError) in
+                    let revision = try await engine.backup(to: transfer.path)
+                    let size = (try? FileManager.default.attributesOfItem(atPath: transfer.path)[.size] as? NSNumber)?.uint64Value ?? 0
+                    return .backup(
+                        .with {
+                            $0.transferID = transfer.id
+                            $0.size = size
+                            $0.revision = revision
+                        }
+                    )
                 }
 
             case .transferRead(let read):
                 let data = try transfers.read(read.transferID, offset: read.offset, length: Int(read.length))
                 respond(id) { $0.transferRead = .with { $0.data = data } }
+                return .next
 
             case .transferWrite(let write):
                 try requireAdministrator("upload a backup", access)
@@ -255,10 +301,12 @@ final class ClientSession: @unchecked Sendable {
                         $0.size = size
                     }
                 }
+                return .next
 
             case .transferEnd(let end):
                 try transfers.end(end.transferID)
                 respond(id) { $0.transferEnd = .init() }
+                return .next
 
             case .restore(let restore):
                 try requireAdministrator("restore a backup", access)
@@ -270,67 +318,45 @@ final class ClientSession: @unchecked Sendable {
                     try KeyRules.validateKey(entry.key, limits: limits)
                     try ValueRules.validateValue(entry.value, limits: limits)
                 }
-                submit(id, .restore(entries: entries))
+                queuedWrites.append((id, .restore(entries: entries)))
+                return .next
 
             case .compact(let compact):
                 try requireAdministrator("compact the change log", access)
-                let compacted = try await engine.compact(through: compact.revision)
-                respond(id) { $0.compact = .with { $0.compactedRevision = compacted } }
+                let (engine, revision) = (self.engine, compact.revision)
+                return suspend(id) { () async throws(SharedStateError) in
+                    let compacted = try await engine.compact(through: revision)
+                    return .compact(.with { $0.compactedRevision = compacted })
+                }
 
             case nil:
                 throw SharedStateError(.invalidArgument, "request \(id) names no operation")
             }
         } catch {
             respond(id) { $0.error = error.wireValue }
+            return .next
         }
     }
 
-    /// Waits until every write this session handed to the engine has been answered, or `limit`
-    /// has passed: at shutdown, so that writes that commit are acknowledged too.
-    func waitForPendingWrites(upTo limit: Duration) async {
-        let deadline = ContinuousClock.now + limit
-        while pendingWrites.value > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
-    private func submit(_ id: UInt64, _ request: WriteRequest) {
-        let writer = self.writer
-        let pendingWrites = self.pendingWrites
-        pendingWrites.add(1)
-        engine.submit(request) { result in
-            defer { pendingWrites.add(-1) }
-            let frame = Sharedstate_V1_ServerFrame.with {
-                $0.response = .with {
-                    $0.id = id
-                    switch result {
-                    case .success(.put(let revision, let version)):
-                        $0.put = .with {
-                            $0.revision = revision
-                            $0.version = version
-                        }
-                    case .success(.delete(let revision)):
-                        $0.delete = .with { $0.revision = revision }
-                    case .success(.transaction(let succeeded, let revision)):
-                        $0.transaction = .with {
-                            $0.succeeded = succeeded
-                            $0.revision = revision
-                        }
-                    case .success(.restored(let revision, let puts, let deletes)):
-                        $0.restore = .with {
-                            $0.revision = revision
-                            $0.puts = UInt64(puts)
-                            $0.deletes = UInt64(deletes)
-                        }
-                    case .success(.expired):
-                        break  // never sent by a client
-                    case .failure(let error):
-                        $0.error = error.wireValue
+    /// A request that finishes off the event loop.
+    private func suspend(
+        _ id: UInt64,
+        abandoning transfer: UInt64? = nil,
+        _ work: @escaping @Sendable () async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result?
+    ) -> Step {
+        .suspend(
+            Suspension(
+                requestID: id,
+                work: {
+                    do throws(SharedStateError) {
+                        return .success(try await work())
+                    } catch {
+                        return .failure(error)
                     }
-                }
-            }
-            writer.send(Frame.encode(frame, allocator: writer.allocator))
-        }
+                },
+                abandonsTransfer: transfer
+            )
+        )
     }
 
     private func writeOperation(_ operation: Sharedstate_V1_Operation.OneOf_Kind, limits: Limits) throws(SharedStateError)
@@ -440,7 +466,7 @@ final class ClientSession: @unchecked Sendable {
     }
 
     private func send(_ frame: Sharedstate_V1_ServerFrame) {
-        writer.send(Frame.encode(frame, allocator: writer.allocator))
+        writer.respond(Frame.encode(frame, allocator: writer.allocator))
     }
 }
 
@@ -452,16 +478,5 @@ extension WriteRequest.WriteOperation {
             .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession)
         case .delete(let key, let ifVersion): .delete(key: key, ifVersion: ifVersion)
         }
-    }
-}
-
-/// How many of a session's writes await their answer; shared with the engine's completions.
-private final class PendingWriteCount: Sendable {
-    private let count = Atomic<Int>(0)
-
-    var value: Int { count.load(ordering: .acquiring) }
-
-    func add(_ delta: Int) {
-        count.wrappingAdd(delta, ordering: .acquiringAndReleasing)
     }
 }

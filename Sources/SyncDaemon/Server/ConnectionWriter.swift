@@ -1,19 +1,29 @@
 import NIOCore
+import SharedStateWire
 import Synchronization
 
-/// The outbound side of one client connection: frames encoded elsewhere are written straight to
-/// the channel on its event loop and flushed once per call.
+/// The outbound side of one client connection. Frames from every source leave in the order they
+/// were produced: watch events from the engine, answers from the writer, responses from the
+/// connection's own handler.
 ///
-/// The per-event path (engine → watchers) bypasses NIOAsyncChannel's writer on purpose: measured
-/// on this kind of machine, the async writer costs about 3× per frame (see FACTS.md), and fan-out
-/// is the hot path. Inbound requests still arrive through NIOAsyncChannel.
+/// Frames from other threads (the engine's fan-out, the writer's answers) reach the event loop
+/// in one task per call and are flushed once per call. Responses made on the event loop are
+/// written at once, unless frames from elsewhere are still on their way, and flushed when the
+/// handler has read everything the socket had.
 ///
 /// Its queue is bounded by the channel's write-buffer watermarks: above the high mark the
 /// connection counts as backlogged (``isBacklogged``) until it drains below the low mark.
-final class ConnectionWriter: WatchSubscriber {
+final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let channel: any Channel
     private let backlogged = Atomic<Bool>(false)
     private let resyncCount = Atomic<UInt64>(0)
+    /// Tasks handed to the event loop and not yet run: while any is, a response made on the loop
+    /// joins the queue behind them instead of overtaking them.
+    private let inFlight = Atomic<Int>(0)
+    /// Writes handed to the engine and not yet answered.
+    private let owed = Atomic<Int>(0)
+    /// Called once nothing is owed any more (at shutdown).
+    private let whenSettled = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(channel: any Channel) {
         self.channel = channel
@@ -41,9 +51,13 @@ final class ConnectionWriter: WatchSubscriber {
         backlogged.exchange(!isWritable, ordering: .relaxed) && isWritable
     }
 
+    // MARK: From other threads
+
+    /// Queues frames from the engine; never writes synchronously, since the engine calls it with
+    /// its lock held.
     func send(_ frames: [ByteBuffer]) {
         let channel = self.channel
-        channel.eventLoop.execute {
+        onLoop {
             for frame in frames {
                 channel.write(frame, promise: nil)
             }
@@ -51,12 +65,64 @@ final class ConnectionWriter: WatchSubscriber {
         }
     }
 
-    func send(_ frame: ByteBuffer) {
-        channel.writeAndFlush(frame, promise: nil)
+    func receive(_ answers: [WriteAnswer]) {
+        let channel = self.channel
+        onLoop { [self] in
+            for answer in answers {
+                channel.write(Frame.encode(answer.frame, allocator: channel.allocator), promise: nil)
+            }
+            channel.flush()
+            if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
+                whenSettled.withLock { $0.take() }?()
+            }
+        }
     }
 
-    /// Writes a last frame and waits until it has left, so closing afterwards cannot cut it off.
-    func sendLast(_ frame: ByteBuffer) async {
-        try? await channel.writeAndFlush(frame)
+    // MARK: On the event loop
+
+    /// Writes a response made on the event loop, behind anything still on its way; the handler
+    /// flushes it with ``flush()``.
+    func respond(_ frame: ByteBuffer) {
+        channel.eventLoop.assertInEventLoop()
+        if inFlight.load(ordering: .acquiring) == 0 {
+            channel.write(frame, promise: nil)
+        } else {
+            let channel = self.channel
+            onLoop { channel.writeAndFlush(frame, promise: nil) }
+        }
+    }
+
+    /// Flushes the responses written by ``respond(_:)``.
+    func flush() {
+        channel.flush()
+    }
+
+    /// Counts writes handed to the engine, whose answers ``receive(_:)`` will get.
+    func expectAnswers(_ count: Int) {
+        owed.add(count, ordering: .acquiringAndReleasing)
+    }
+
+    /// Calls `body` on the event loop once every write handed to the engine has been answered.
+    func whenAllAnswered(_ body: @escaping @Sendable () -> Void) {
+        channel.eventLoop.assertInEventLoop()
+        if owed.load(ordering: .acquiring) == 0 { return body() }
+        whenSettled.withLock { $0 = body }
+    }
+
+    /// Writes a last frame behind everything queued, then closes the connection.
+    func sendLastAndClose(_ frame: ByteBuffer) {
+        let channel = self.channel
+        onLoop {
+            channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// Runs `body` on the event loop after every task queued before it.
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        inFlight.add(1, ordering: .acquiringAndReleasing)
+        channel.eventLoop.execute { [self] in
+            body()
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+        }
     }
 }

@@ -14,17 +14,16 @@ struct PeerCredentials: Sendable, Hashable {
     var gid: UInt32
 
     /// The credentials of `channel`'s peer, or nil when the platform does not report them.
-    static func read(from channel: any Channel) async -> PeerCredentials? {
+    static func read(from channel: any Channel) -> EventLoopFuture<PeerCredentials?> {
         #if canImport(Glibc) || canImport(Musl)
-            guard let provider = channel as? any SocketOptionProvider else { return nil }
+            guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(nil) }
             let future: EventLoopFuture<KernelCredentials> = provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET),
                 name: SocketOptionName(SO_PEERCRED)
             )
-            guard let credentials = try? await future.get() else { return nil }
-            return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+            return future.map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }.recover { _ in nil }
         #else
-            return nil
+            return channel.eventLoop.makeSucceededFuture(nil)
         #endif
     }
 

@@ -1,0 +1,18 @@
+import SharedStateWire
+
+/// The result of one client write, for the connection that sent it.
+struct WriteAnswer: Sendable {
+    /// The id of the request it answers.
+    var requestID: UInt64
+    var result: Result<WriteOutcome, SharedStateError>
+}
+
+/// Where the answers to a connection's writes go.
+///
+/// The writer hands each target every answer of one group commit in a single call, so a
+/// connection with many writes in flight costs one hand-off per commit, not one per write.
+protocol WriteAnswerTarget: AnyObject, Sendable {
+    /// Takes the answers of one commit, in the order the writes were submitted. It must only hand
+    /// them over, never block: it runs on the writer's thread.
+    func receive(_ answers: [WriteAnswer])
+}

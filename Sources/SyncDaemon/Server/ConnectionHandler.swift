@@ -1,0 +1,225 @@
+import Logging
+import NIOCore
+import SharedStateWire
+
+/// Serves one client connection on its event loop: admits it, hands each frame to its
+/// ``ClientSession`` as it is read, and closes it on a protocol error, when the client leaves, or
+/// when syncd shuts down.
+///
+/// Requests are handled where they are read, with no hop to another thread: reads are answered
+/// and flushed once per read from the socket, and the writes of one read go to the engine as one
+/// group. A request that has to wait (a replay, a backup, the history) runs as a task; reading
+/// pauses until it is answered, so every connection's requests are handled in the order sent.
+final class ConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private enum Phase {
+        /// Waiting for the peer's credentials and the server's admission.
+        case admitting
+        case serving
+        /// A request's work is running off the loop; frames wait.
+        case suspended
+        /// syncd is shutting down: no more requests, close once the writes are answered.
+        case draining
+        case closed
+    }
+
+    private let environment: ClientSession.Environment
+    private let registry: ConnectionRegistry
+    private let limits: Limits
+    private var phase = Phase.admitting
+    private var context: ChannelHandlerContext?
+    private var writer: ConnectionWriter?
+    private var session: ClientSession?
+    /// Frames read while admitting or suspended.
+    private var waiting = CircularBuffer<ByteBuffer>()
+    private var handshakeTimeout: Scheduled<Void>?
+    private var drainTimeout: Scheduled<Void>?
+
+    /// How long a draining connection may wait for its writes' answers before it is closed anyway.
+    static let drainLimit = TimeAmount.seconds(5)
+
+    /// A handler for a new connection; `limits` are those in force when it was accepted.
+    init(environment: ClientSession.Environment, registry: ConnectionRegistry, limits: Limits) {
+        self.environment = environment
+        self.registry = registry
+        self.limits = limits
+    }
+
+    private var logger: Logger { environment.logger }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        self.writer = ConnectionWriter(channel: context.channel)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        PeerCredentials.read(from: context.channel).whenSuccess { credentials in
+            handler.value.admit(credentials)
+        }
+        // A client that sends no Hello (or trickles it) does not keep its connection.
+        let seconds = limits.handshakeTimeoutSeconds
+        handshakeTimeout = context.eventLoop.scheduleTask(in: .seconds(Int64(seconds))) {
+            let handler = handler.value
+            guard handler.session?.record.hasGreeted != true else { return }
+            handler.fail(SharedStateError(.protocolViolation, "no Hello within \(seconds) s of connecting"))
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch phase {
+        case .serving where waiting.isEmpty:
+            handle(frame)
+        case .admitting, .serving, .suspended:
+            waiting.append(frame)
+        case .draining, .closed:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if phase == .serving { session?.submitQueuedWrites() }
+        writer?.flush()
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if let writer, writer.writabilityChanged(isWritable: context.channel.isWritable) {
+            if environment.engine.resync(writer) > 0 { writer.countResync() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? SharedStateError {
+            fail(error)  // a frame over the limit: the stream cannot be followed any more
+        } else {
+            logger.debug("connection failed", metadata: ["session": "\(session?.record.sessionID ?? 0)", "error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        phase = .closed
+        waiting.removeAll()
+        handshakeTimeout?.cancel()
+        drainTimeout?.cancel()
+        if let session {
+            session.end()
+            registry.remove(session.record.sessionID)
+            logger.debug("client left", metadata: ["session": "\(session.record.sessionID)", "name": "\(session.record.clientName)"])
+        }
+        context.fireChannelInactive()
+    }
+
+    // MARK: Steps
+
+    private func admit(_ credentials: PeerCredentials?) {
+        guard phase == .admitting, let context, let writer else { return }
+        let record = ClientRecord(sessionID: registry.nextSessionID(), credentials: credentials, writer: writer)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let refusal = registry.admit(record, limits: limits) {
+            handler.eventLoop.execute { handler.value.drain() }
+        }
+        if let refusal {
+            logger.warning("refused a connection", metadata: ["pid": "\(credentials?.pid ?? 0)", "reason": "\(refusal)"])
+            phase = .closed
+            waiting.removeAll()
+            writer.sendLastAndClose(Self.fatalFrame(refusal, allocator: context.channel.allocator))
+            return
+        }
+        session = ClientSession(record: record, environment: environment)
+        phase = .serving
+        handleWaiting()
+    }
+
+    private func handle(_ frame: ByteBuffer) {
+        guard let session else { return }
+        switch session.receive(frame) {
+        case .next:
+            break
+        case .close(let error):
+            fail(error)
+        case .suspend(let suspension):
+            suspend(suspension)
+        }
+    }
+
+    /// Handles the frames that waited, until they are done or one suspends again.
+    private func handleWaiting() {
+        while phase == .serving, let frame = waiting.popFirst() {
+            handle(frame)
+        }
+        if phase == .serving { session?.submitQueuedWrites() }
+        writer?.flush()
+    }
+
+    private func suspend(_ suspension: ClientSession.Suspension) {
+        guard let context, let session else { return }
+        session.submitQueuedWrites()
+        phase = .suspended
+        setReading(false)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        Task {
+            let result = await suspension.work()
+            handler.eventLoop.execute { handler.value.resume(after: suspension, with: result) }
+        }
+    }
+
+    private func resume(
+        after suspension: ClientSession.Suspension,
+        with result: Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>
+    ) {
+        guard phase != .closed, let session else { return }
+        session.finish(suspension, with: result)
+        writer?.flush()
+        guard phase == .suspended else { return }
+        phase = .serving
+        setReading(true)
+        handleWaiting()
+    }
+
+    /// Stops taking requests and closes once the writes already taken are answered, or after
+    /// ``drainLimit``.
+    private func drain() {
+        guard let context, let writer, phase != .closed, phase != .draining else { return }
+        phase = .draining
+        setReading(false)
+        waiting.removeAll()
+        session?.submitQueuedWrites()
+        writer.flush()
+        let channel = context.channel
+        drainTimeout = context.eventLoop.scheduleTask(in: Self.drainLimit) { channel.close(promise: nil) }
+        writer.whenAllAnswered { channel.close(promise: nil) }
+    }
+
+    /// Sends `error` as the last frame and closes.
+    private func fail(_ error: SharedStateError) {
+        guard let context, let writer, phase != .closed else { return }
+        session?.submitQueuedWrites()
+        phase = .closed
+        setReading(false)
+        waiting.removeAll()
+        logger.info(
+            "closing connection after a protocol error",
+            metadata: ["session": "\(session?.record.sessionID ?? 0)", "name": "\(session?.record.clientName ?? "")", "error": "\(error)"]
+        )
+        writer.sendLastAndClose(Self.fatalFrame(error, allocator: context.channel.allocator))
+    }
+
+    private func setReading(_ isReading: Bool) {
+        // Turning it back on also asks for the next read.
+        context?.channel.setOption(ChannelOptions.autoRead, value: isReading).whenFailure { _ in }
+    }
+
+    private static func fatalFrame(_ error: SharedStateError, allocator: ByteBufferAllocator) -> ByteBuffer {
+        Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: allocator)
+    }
+}
