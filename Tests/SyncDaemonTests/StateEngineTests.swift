@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import NIOCore
 import SharedStateWire
@@ -380,5 +381,31 @@ extension Result where Failure == SharedStateError {
             engine.shutDown()
             try await group.waitForAll()
         }
+    }
+
+    @Test func theWriterMaterialisesTheEntriesOnceItsDelayHasPassed() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal, materialization: .init(maxRevisions: 1000, maxDelay: .milliseconds(20)))
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+        func materialisedKeys() throws -> [String] {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            return try queue.read { try String.fetchAll($0, sql: "SELECT key FROM entries ORDER BY key") }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await engine.runWriter() }
+            _ = await engine.put("a", "1")
+            _ = await engine.put("b", "2")
+            // No further write comes: the writer wakes by itself when the delay is up.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try materialisedKeys() != ["a", "b"], ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(try materialisedKeys() == ["a", "b"])
+            engine.shutDown()
+            try await group.waitForAll()
+        }
+        try storage.close()
     }
 }

@@ -98,4 +98,97 @@ import Testing
         }
         #expect(FileManager.default.contents(atPath: path) == garbage)
     }
+
+    // MARK: Entries materialised in batches
+
+    /// The rows of `entries` and a meta value, read straight from the file.
+    private func table(_ path: String) throws -> (keys: [String], entriesRevision: Int64, logRows: Int) {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT key FROM entries ORDER BY key"),
+                try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'entries_revision'") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM changes") ?? -1
+            )
+        }
+    }
+
+    @Test func aCommitAppendsOnlyToTheLogAndAStartReplaysIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit([CommittedRevision(revision: 1, changes: [.put(entry("a", "1", revision: 1))])])
+        try storage.commit([
+            CommittedRevision(revision: 2, changes: [.put(entry("b", "2", revision: 2))]),
+            CommittedRevision(revision: 3, changes: [.delete("a", revision: 3)]),
+        ])
+        #expect(try table(path).keys == [])
+        #expect(storage.materializationDeadline != nil)
+
+        // As after a crash: a second start on the same file, with nothing materialised.
+        let restarted = try Storage(path: path, durability: .normal)
+        let loaded = try restarted.load()
+        #expect(loaded.revision == 3)
+        #expect(loaded.entries == ["b": entry("b", "2", revision: 2)])
+
+        // What was replayed is written with the restarted storage's first batch.
+        try restarted.materialize()
+        let after = try table(path)
+        #expect(after.keys == ["b"])
+        #expect(after.entriesRevision == 3)
+        #expect(restarted.materializationDeadline == nil)
+        #expect(try Storage(path: path, durability: .normal).load().entries == loaded.entries)
+    }
+
+    @Test func materialisationIsDueAfterItsRevisionCountOrDelay() throws {
+        let directory = try TemporaryDirectory()
+        let storage = try Storage(
+            path: directory.file("state.sqlite"),
+            durability: .normal,
+            materialization: .init(maxRevisions: 3, maxDelay: .seconds(3600))
+        )
+        #expect(!storage.isMaterializationDue)
+        try storage.commit([CommittedRevision(revision: 1, changes: [.put(entry("k", "1", revision: 1))])])
+        #expect(!storage.isMaterializationDue)
+        try storage.commit([
+            CommittedRevision(revision: 2, changes: [.put(entry("k", "2", version: 2, revision: 2))]),
+            CommittedRevision(revision: 3, changes: [.put(entry("k", "3", version: 3, revision: 3))]),
+        ])
+        #expect(storage.isMaterializationDue)
+        try storage.materialize()
+        #expect(!storage.isMaterializationDue)
+
+        let soon = try Storage(
+            path: directory.file("other.sqlite"),
+            durability: .normal,
+            materialization: .init(maxRevisions: 1000, maxDelay: .zero)
+        )
+        try soon.commit([CommittedRevision(revision: 1, changes: [.put(entry("k", "1", revision: 1))])])
+        #expect(soon.isMaterializationDue)
+    }
+
+    @Test func compactionKeepsTheLogThatEntriesDoNotReflectYet() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        for revision in UInt64(1)...3 {
+            try storage.commit([CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "1", revision: revision))])])
+        }
+        try storage.materialize()
+        for revision in UInt64(4)...5 {
+            try storage.commit([CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "1", revision: revision))])])
+        }
+        try await storage.compact(through: 5)
+        // Rows 4 and 5 are compacted for readers but kept for a restart.
+        #expect(try table(path).logRows == 2)
+        #expect(try await storage.history(of: "k4", limit: nil).isEmpty)
+        let restarted = try Storage(path: path, durability: .normal).load()
+        #expect(restarted.revision == 5)
+        #expect(restarted.entries.keys.sorted() == ["k1", "k2", "k3", "k4", "k5"])
+
+        try storage.materialize()
+        #expect(try table(path).logRows == 0)
+        #expect(try table(path).keys == ["k1", "k2", "k3", "k4", "k5"])
+    }
 }

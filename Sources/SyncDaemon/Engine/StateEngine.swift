@@ -142,9 +142,13 @@ final class StateEngine: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
-                    while let batch = queue.take(limit: configuration.maxRequestsPerCommit) {
-                        Self.reply(to: batch, with: commit(batch.map(\.request)))
+                    while let batch = queue.take(limit: configuration.maxRequestsPerCommit, until: storage.materializationDeadline) {
+                        if !batch.isEmpty {
+                            Self.reply(to: batch, with: commit(batch.map(\.request)))
+                        }
+                        if batch.isEmpty || storage.isMaterializationDue { materialize() }
                     }
+                    materialize()
                     finished.resume()
                 }
                 thread.name = "syncd-writer"
@@ -152,6 +156,20 @@ final class StateEngine: Sendable {
             }
         } onCancel: {
             shutDown()
+        }
+    }
+
+    /// Brings the database's `entries` table up to date with the committed state (see
+    /// ``Storage/materialize()``). A failure loses nothing: the change log has every change, and
+    /// the writer tries again later.
+    private func materialize() {
+        do {
+            try storage.materialize()
+        } catch {
+            logger.error(
+                "could not write the current entries to the database; will retry",
+                metadata: ["database": "\(storage.path)", "error": "\(error)"]
+            )
         }
     }
 

@@ -40,12 +40,21 @@ final class WriteQueue: @unchecked Sendable {
         return true
     }
 
-    /// Blocks until writes arrive and takes up to `limit` of them, oldest first; nil once the
-    /// queue is closed and empty.
-    func take(limit: Int) -> [Pending]? {
+    /// Blocks until writes arrive and takes up to `limit` of them, oldest first; an empty batch
+    /// when `deadline` passes first; nil once the queue is closed and empty.
+    func take(limit: Int, until deadline: ContinuousClock.Instant? = nil) -> [Pending]? {
         condition.lock()
         defer { condition.unlock() }
-        while items.isEmpty && !isClosed { condition.wait() }
+        while items.isEmpty && !isClosed {
+            if let deadline {
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if remaining <= .zero { return [] }
+                let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
+            } else {
+                condition.wait()
+            }
+        }
         if items.isEmpty { return nil }
         if items.count <= limit {
             defer { items.removeAll(keepingCapacity: true) }

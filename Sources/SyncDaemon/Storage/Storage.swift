@@ -5,7 +5,30 @@ import Synchronization
 
 /// The one owner of syncd's SQLite database: opens and migrates it, loads the state at start-up,
 /// and commits each group of revisions in one transaction.
+///
+/// A commit only appends to the change log. The `entries` table, which lets a restart start from
+/// the current values instead of the whole log, is brought up to date in batches by
+/// ``materialize()``: a key written a thousand times between two batches is written to `entries`
+/// once. Until then the log after `entries_revision` holds what `entries` lacks, and ``load()``
+/// replays it.
 final class Storage: Sendable {
+    /// When the entries changed by commits are written to the `entries` table.
+    struct MaterializationPolicy: Sendable {
+        /// After this many revisions.
+        var maxRevisions = 16_384
+        /// Or this long after the first revision not yet materialised.
+        var maxDelay: Duration = .seconds(1)
+    }
+
+    /// The changes committed since the last materialisation: the latest entry of each key (nil
+    /// when deleted), and the revisions they reach.
+    private struct Unmaterialized {
+        var entries: [String: Entry?] = [:]
+        var revisions = 0
+        var lastRevision: UInt64 = 0
+        var since: ContinuousClock.Instant?
+    }
+
     /// What the database held when it was opened.
     struct LoadedState: Sendable {
         var entries: [String: Entry]
@@ -18,13 +41,16 @@ final class Storage: Sendable {
     private let pool: DatabasePool
     /// The connection `checkpoint()` uses, opened on first use.
     private let checkpointer = Mutex<DatabaseQueue?>(nil)
+    private let materialization: MaterializationPolicy
+    private let unmaterialized = Mutex(Unmaterialized())
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     ///
     /// - Throws: ``StorageError`` naming the file when it cannot be created, opened or migrated,
     ///   or when it was written by a newer syncd.
-    init(path: String, durability: Durability) throws {
+    init(path: String, durability: Durability, materialization: MaterializationPolicy = .init()) throws {
         self.path = path
+        self.materialization = materialization
         do {
             try PrivateDirectory.createParent(of: path, purpose: "database")
         } catch {
@@ -69,43 +95,87 @@ final class Storage: Sendable {
         }
     }
 
-    /// Reads every entry and the revisions; called once at start-up.
+    /// Reads every entry and the revisions; called once at start-up, before any commit.
     func load() throws -> LoadedState {
-        try pool.read { db in
-            var entries: [String: Entry] = [:]
-            // Sized once: growing a dictionary of a million entries rehashes it about twenty times.
-            entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries"
-            )
-            while let row = try rows.next() {
-                let entry = Entry(
-                    key: row[0],
-                    value: row[1],
-                    version: UInt64(row[2] as Int64),
-                    createRevision: UInt64(row[3] as Int64),
-                    modRevision: UInt64(row[4] as Int64),
-                    ephemeralSession: UInt64(row[5] as Int64)
-                )
-                entries[entry.key] = entry
-            }
-            return LoadedState(
-                entries: entries,
-                revision: try Self.meta("revision", db),
-                compactedRevision: try Self.meta("compacted_revision", db)
+        let (loaded, replayed) = try pool.read { db in
+            let state = try Self.readState(db)
+            return (
+                LoadedState(entries: state.entries, revision: state.revision, compactedRevision: try Self.meta("compacted_revision", db)),
+                state.replayed
             )
         }
+        // What the log held beyond `entries` is written there with the next batch.
+        unmaterialized.withLock { pending in
+            for change in replayed.changes {
+                pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+            }
+            pending.revisions = replayed.revisions
+            pending.lastRevision = loaded.revision
+            if replayed.revisions > 0 { pending.since = .now }
+        }
+        return loaded
     }
 
-    /// Commits consecutive revisions in one transaction: appends each to the change log, updates
-    /// the entries they touch and the current revision. Nothing is written if it throws.
+    /// Commits consecutive revisions in one transaction, appending each to the change log.
+    /// Nothing is written if it throws.
     ///
-    /// Synchronous: the engine's writer thread calls it and waits for the commit.
+    /// Synchronous: the engine's writer thread calls it and waits for the commit. Only that
+    /// thread may call it, and ``materialize()``.
     func commit(_ revisions: [CommittedRevision]) throws {
         guard let last = revisions.last else { return }
         try pool.write { db in
             let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
+            for revision in revisions {
+                try appendChange.execute(arguments: [Int64(revision.revision), revision.logRecord])
+            }
+        }
+        unmaterialized.withLock { pending in
+            for revision in revisions {
+                for change in revision.changes {
+                    pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+                }
+            }
+            pending.revisions += revisions.count
+            pending.lastRevision = last.revision
+            if pending.since == nil { pending.since = .now }
+        }
+    }
+
+    /// When ``materialize()`` is next due by time; nil when nothing waits for it.
+    var materializationDeadline: ContinuousClock.Instant? {
+        unmaterialized.withLock { $0.since.map { $0 + materialization.maxDelay } }
+    }
+
+    /// Whether enough revisions, or time, have gone by since the last ``materialize()``.
+    var isMaterializationDue: Bool {
+        unmaterialized.withLock { pending in
+            guard let since = pending.since else { return false }
+            return pending.revisions >= materialization.maxRevisions || ContinuousClock.now >= since + materialization.maxDelay
+        }
+    }
+
+    /// Writes the entries changed since the last call to the `entries` table, in one transaction,
+    /// so a restart replays no log before that point; and drops what compaction has released.
+    /// Call it from the thread that commits. When it throws, nothing is lost: the log still holds
+    /// every change and the next call tries again.
+    func materialize() throws {
+        let pending = unmaterialized.withLock { $0 }
+        guard pending.since != nil else { return }
+        do {
+            try write(pending)
+        } catch {
+            // Not again at once: after as many revisions, or as long, as a batch waits.
+            unmaterialized.withLock {
+                $0.since = .now
+                $0.revisions = 0
+            }
+            throw error
+        }
+        unmaterialized.withLock { $0 = Unmaterialized() }
+    }
+
+    private func write(_ pending: Unmaterialized) throws {
+        try pool.write { db in
             let upsertEntry = try db.cachedStatement(
                 sql: """
                     INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
@@ -116,29 +186,81 @@ final class Storage: Sendable {
                     """
             )
             let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
-            for revision in revisions {
-                try appendChange.execute(arguments: [Int64(revision.revision), revision.logRecord])
-                for change in revision.changes {
-                    switch change.type {
-                    case .put:
-                        let entry = change.entry
-                        try upsertEntry.execute(arguments: [
-                            entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
-                            Int64(entry.modRevision), Int64(entry.ephemeralSession),
-                        ])
-                    case .delete:
-                        try deleteEntry.execute(arguments: [change.key])
-                    }
+            for (key, entry) in pending.entries {
+                if let entry {
+                    try upsertEntry.execute(arguments: [
+                        entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
+                        Int64(entry.modRevision), Int64(entry.ephemeralSession),
+                    ])
+                } else {
+                    try deleteEntry.execute(arguments: [key])
                 }
             }
-            try db.execute(sql: "UPDATE meta SET value = ? WHERE name = 'revision'", arguments: [Int64(last.revision)])
+            try db.execute(
+                sql: "UPDATE meta SET value = ? WHERE name IN ('revision', 'entries_revision')",
+                arguments: [Int64(pending.lastRevision)]
+            )
+            // Compaction keeps the rows `entries` did not have yet; they may go now.
+            try db.execute(
+                sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'compacted_revision'))",
+                arguments: [Int64(pending.lastRevision)]
+            )
         }
     }
 
-    /// Removes the change log up to and including `revision` and records it as compacted.
+    /// The entries as of the last revision the database holds: the `entries` table, then the log
+    /// after `entries_revision` replayed over it.
+    private static func readState(_ db: Database) throws
+        -> (entries: [String: Entry], revision: UInt64, replayed: (changes: [Change], revisions: Int))
+    {
+        var entries: [String: Entry] = [:]
+        // Sized once: growing a dictionary of a million entries rehashes it about twenty times.
+        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
+        let rows = try Row.fetchCursor(
+            db,
+            sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries"
+        )
+        while let row = try rows.next() {
+            let entry = Entry(
+                key: row[0],
+                value: row[1],
+                version: UInt64(row[2] as Int64),
+                createRevision: UInt64(row[3] as Int64),
+                modRevision: UInt64(row[4] as Int64),
+                ephemeralSession: UInt64(row[5] as Int64)
+            )
+            entries[entry.key] = entry
+        }
+        let entriesRevision = try meta("entries_revision", db)
+        var revision = max(try meta("revision", db), entriesRevision)
+        var replayed: [Change] = []
+        var replayedRevisions = 0
+        let log = try Row.fetchCursor(
+            db,
+            sql: "SELECT body FROM changes WHERE revision > ? ORDER BY revision",
+            arguments: [Int64(entriesRevision)]
+        )
+        while let row = try log.next() {
+            let logged = try CommittedRevision(logRecord: row[0])
+            for change in logged.changes {
+                entries[change.key] = change.type == .put ? change.entry : nil
+            }
+            replayed.append(contentsOf: logged.changes)
+            replayedRevisions += 1
+            revision = max(revision, logged.revision)
+        }
+        return (entries, revision, (replayed, replayedRevisions))
+    }
+
+    /// Removes the change log up to and including `revision` and records it as compacted. Rows
+    /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
+    /// nothing reads them meanwhile.
     func compact(through revision: UInt64) async throws {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM changes WHERE revision <= ?", arguments: [Int64(revision)])
+            try db.execute(
+                sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'entries_revision'))",
+                arguments: [Int64(revision)]
+            )
             try db.execute(
                 sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
                 arguments: [Int64(revision)]
@@ -150,7 +272,13 @@ final class Storage: Sendable {
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [Change] {
         try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: "SELECT body FROM changes ORDER BY revision DESC")
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT body FROM changes WHERE revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
+                    ORDER BY revision DESC
+                    """
+            )
             var found: [Change] = []
             while let row = try rows.next() {
                 let revision = try CommittedRevision(logRecord: row[0])
@@ -169,7 +297,10 @@ final class Storage: Sendable {
         try await pool.read { db in
             try destination.writeWithoutTransaction { try db.backup(to: $0) }
         }
-        return try await destination.read { try Self.meta("revision", $0) }
+        return try await destination.read { db in
+            // The log may hold revisions after the last materialised one.
+            max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
+        }
     }
 
     /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The
@@ -192,16 +323,7 @@ final class Storage: Sendable {
             }
             try migrator.migrate(queue)
             return try queue.read { db in
-                try Row.fetchAll(db, sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries").map {
-                    Entry(
-                        key: $0[0],
-                        value: $0[1],
-                        version: UInt64($0[2] as Int64),
-                        createRevision: UInt64($0[3] as Int64),
-                        modRevision: UInt64($0[4] as Int64),
-                        ephemeralSession: UInt64($0[5] as Int64)
-                    )
-                }
+                try readState(db).entries.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             }
         } catch let error as SharedStateError {
             throw error
@@ -268,9 +390,11 @@ final class Storage: Sendable {
         }
     }
 
-    /// Moves every committed page from the write-ahead log into the database file, empties the
-    /// log, and closes the database; later calls fail. The file alone then holds everything.
+    /// Materialises what is left, moves every committed page from the write-ahead log into the
+    /// database file, empties the log, and closes the database; later calls fail. The file alone
+    /// then holds everything, and the next start replays nothing.
     func close() throws {
+        try materialize()
         try checkpointer.withLock { checkpointer in
             try checkpointer?.close()
             checkpointer = nil

@@ -2,13 +2,16 @@ import GRDB
 
 /// The schema of syncd's database, as migrations that never change once released.
 ///
-/// - `meta`: named integers (`revision`, `compacted_revision`).
-/// - `entries`: the current value of every key, written in the same transaction as the changes
-///   that produced it, so a restart loads them without replaying the log. `ephemeral_session` is
-///   the session an ephemeral key is bound to (0: the key persists).
 /// - `changes`: the change log, one row per revision (the integer primary key), holding every
-///   change of that revision as one encoded `WatchEvent` message. Appending is the cheapest
-///   insert SQLite has, and a replay decodes rows straight into the frames watchers receive.
+///   change of that revision as one encoded `WatchEvent` message. A commit appends to it and
+///   writes nothing else: appending is the cheapest insert SQLite has, and a replay decodes rows
+///   straight into the frames watchers receive.
+/// - `entries`: the value of every key as of revision `entries_revision`, materialised from the
+///   log in batches (see ``Storage/materialize()``), so a restart loads them and replays only the
+///   log after that revision. `ephemeral_session` is the session an ephemeral key is bound to (0:
+///   the key persists).
+/// - `meta`: named integers: `revision` (the last revision materialised; the log may hold later
+///   ones), `compacted_revision`, `entries_revision`.
 enum StorageMigrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -36,6 +39,10 @@ enum StorageMigrations {
         }
         migrator.registerMigration("v2: ephemeral keys") { db in
             try db.execute(sql: "ALTER TABLE entries ADD COLUMN ephemeral_session INTEGER NOT NULL DEFAULT 0")
+        }
+        migrator.registerMigration("v3: entries materialised in batches") { db in
+            // Until now every commit wrote `entries` too: they are current.
+            try db.execute(sql: "INSERT INTO meta (name, value) SELECT 'entries_revision', value FROM meta WHERE name = 'revision'")
         }
         return migrator
     }
