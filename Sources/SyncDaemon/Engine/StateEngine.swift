@@ -128,7 +128,9 @@ final class StateEngine: Sendable {
         guard !requests.isEmpty else { return }
         let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
         if !queue.enqueue(pending) {
-            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) })
+            let batch = DeliveryBatch()
+            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: batch)
+            batch.dispatch()
         }
     }
 
@@ -191,10 +193,12 @@ final class StateEngine: Sendable {
                 answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
             }
         }
+        let batch = DeliveryBatch()
         for identifier in order {
             let group = answers[identifier]!
-            group.target.receive(group.answers)
+            group.target.receive(group.answers, in: batch)
         }
+        batch.dispatch()
     }
 
     /// Stops taking writes; ``runWriter()`` returns once those already queued are committed.

@@ -9,10 +9,11 @@ struct WriteAnswer: Sendable {
 
 /// Where the answers to a connection's writes go.
 ///
-/// The writer hands each target every answer of one group commit in a single call, so a
-/// connection with many writes in flight costs one hand-off per commit, not one per write.
+/// The writer hands each target every answer of one group commit in a single call, and the
+/// hand-offs of all targets together in one ``DeliveryBatch``, so a connection with many writes in
+/// flight costs one hand-off per commit, not one per write.
 protocol WriteAnswerTarget: AnyObject, Sendable {
-    /// Takes the answers of one commit, in the order the writes were submitted. It must only hand
-    /// them over, never block: it runs on the writer's thread.
-    func receive(_ answers: [WriteAnswer])
+    /// Takes the answers of one commit, in the order the writes were submitted, joining `batch`.
+    /// It must only hand them over, never block: it runs on the writer's thread.
+    func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch)
 }

@@ -76,11 +76,14 @@ struct WatchRegistry {
     }
 
     /// Sends each watch the changes of `revisions` it selects: one frame per revision, all frames
-    /// of a subscriber in one flush. A backlogged subscriber's watches get nothing and are marked
-    /// as owed a resync.
+    /// of a subscriber in one flush, all subscribers of an event loop in one hand-off. A
+    /// backlogged subscriber's watches get nothing and are marked as owed a resync.
     mutating func deliver(_ revisions: [CommittedRevision]) {
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
         var backlogged: [ObjectIdentifier: Bool] = [:]
+        // Watches that take a whole revision under the same id get the same bytes: clients number
+        // their watches from 1, so most subscribers share a frame rather than each copying one.
+        var wholeFrames: [WholeFrameKey: ByteBuffer] = [:]
         for key in watches.keys {
             let watch = watches[key]!
             if watch.needsResync { continue }
@@ -96,7 +99,21 @@ struct WatchRegistry {
             }
             var frames: [ByteBuffer] = []
             for revision in revisions where revision.revision > watch.startsAfter {
-                if let frame = Self.eventFrame(for: watch, revision) { frames.append(frame) }
+                switch Self.selection(of: watch, in: revision) {
+                case .none:
+                    continue
+                case .whole:
+                    let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
+                    if let frame = wholeFrames[frameKey] {
+                        frames.append(frame)
+                    } else {
+                        let frame = revision.frame(forWatch: watch.id, allocator: Self.allocator)
+                        wholeFrames[frameKey] = frame
+                        frames.append(frame)
+                    }
+                case .some(let changes):
+                    frames.append(Self.eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes))
+                }
             }
             if frames.isEmpty { continue }
             watches[key]!.isIdle = false
@@ -106,9 +123,30 @@ struct WatchRegistry {
                 outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(contentsOf: frames)
             }
         }
+        let batch = DeliveryBatch()
         for outbox in outboxes.values {
-            outbox.subscriber.send(outbox.frames)
+            outbox.subscriber.send(outbox.frames, in: batch)
         }
+        batch.dispatch()
+    }
+
+    private struct WholeFrameKey: Hashable {
+        let revision: UInt64
+        let watchID: UInt64
+    }
+
+    /// Which of a revision's changes a watch selects.
+    private enum Selection {
+        case none
+        case whole
+        case some([Sharedstate_V1_Change])
+    }
+
+    private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
+        if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
+        let changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
+        if changes.isEmpty { return .none }
+        return changes.count == revision.wireChanges.count ? .whole : .some(changes)
     }
 
     /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
@@ -122,9 +160,11 @@ struct WatchRegistry {
             let frame = Self.eventFrame(watchID: watch.id, kind: .progress, revision: revision, changes: [])
             outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
         }
+        let batch = DeliveryBatch()
         for outbox in outboxes.values {
-            outbox.subscriber.send(outbox.frames)
+            outbox.subscriber.send(outbox.frames, in: batch)
         }
+        batch.dispatch()
     }
 
     /// Takes the watches of `subscriber` that are owed a resync, clearing the debt.
@@ -140,16 +180,12 @@ struct WatchRegistry {
 
     /// The frame that tells `watch` about the changes of `revision` it selects, if any.
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
-        if watch.prefixes.isEmpty && watch.readable == nil {
-            return revision.frame(forWatch: watch.id, allocator: allocator)
-        }
-        let changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
-        if changes.isEmpty { return nil }
+        switch selection(of: watch, in: revision) {
+        case .none: nil
         // All of them: the revision's encoded event serves as it is.
-        if changes.count == revision.wireChanges.count {
-            return revision.frame(forWatch: watch.id, allocator: allocator)
+        case .whole: revision.frame(forWatch: watch.id, allocator: allocator)
+        case .some(let changes): eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
         }
-        return eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
     }
 
     /// An encoded watch event.

@@ -8,7 +8,18 @@ protocol WatchSubscriber: AnyObject, Sendable {
     /// order the engine produced them. It must only hand the buffers over, never block.
     func send(_ frames: [ByteBuffer])
 
+    /// Like ``send(_:)``, with the hand-off joining `batch`, which the engine dispatches while it
+    /// still holds its lock.
+    func send(_ frames: [ByteBuffer], in batch: DeliveryBatch)
+
     /// Whether the peer has fallen so far behind that its outbound queue is full: the engine then
     /// stops sending it changes and, once it catches up, sends a resync snapshot instead.
     var isBacklogged: Bool { get }
+}
+
+extension WatchSubscriber {
+    /// Hands the frames over at once, outside the batch.
+    func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
+        send(frames)
+    }
 }

@@ -65,9 +65,19 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         }
     }
 
-    func receive(_ answers: [WriteAnswer]) {
+    func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
         let channel = self.channel
-        onLoop { [self] in
+        onLoop(in: batch) {
+            for frame in frames {
+                channel.write(frame, promise: nil)
+            }
+            channel.flush()
+        }
+    }
+
+    func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
+        let channel = self.channel
+        onLoop(in: batch) { [self] in
             for answer in answers {
                 channel.write(Frame.encode(answer.frame, allocator: channel.allocator), promise: nil)
             }
@@ -121,6 +131,15 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
         inFlight.add(1, ordering: .acquiringAndReleasing)
         channel.eventLoop.execute { [self] in
+            body()
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+        }
+    }
+
+    /// Runs `body` on the event loop when `batch` is dispatched, after every task queued before.
+    private func onLoop(in batch: DeliveryBatch, _ body: @escaping @Sendable () -> Void) {
+        inFlight.add(1, ordering: .acquiringAndReleasing)
+        batch.add(on: channel.eventLoop) { [self] in
             body()
             inFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
