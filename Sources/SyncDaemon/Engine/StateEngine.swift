@@ -35,7 +35,7 @@ final class StateEngine: Sendable {
 
     /// What readers and watchers see: the committed state.
     private struct Published {
-        var entries: [String: Entry]
+        var entries: [String: StoredEntry]
         var revision: UInt64
         var compactedRevision: UInt64
         var watches = WatchRegistry()
@@ -43,7 +43,7 @@ final class StateEngine: Sendable {
         var ephemeralKeys: [UInt64: Set<String>] = [:]
 
         /// Sets `key` to `entry` (nil: deleted), keeping ``ephemeralKeys`` in step.
-        mutating func set(_ key: String, to entry: Entry?) {
+        mutating func set(_ key: String, to entry: StoredEntry?) {
             if let previous = entries[key]?.ephemeralSession, previous != 0 {
                 ephemeralKeys[previous]?.remove(key)
                 if ephemeralKeys[previous]?.isEmpty == true { ephemeralKeys[previous] = nil }
@@ -71,8 +71,8 @@ final class StateEngine: Sendable {
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
         var published = Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
-        for entry in loaded.entries.values where entry.ephemeralSession != 0 {
-            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key)
+        for (key, entry) in loaded.entries where entry.ephemeralSession != 0 {
+            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(key)
         }
         self.published = Mutex(published)
     }
@@ -87,7 +87,7 @@ final class StateEngine: Sendable {
 
     /// The entry of `key`, if it exists, and the revision it was read at.
     func entry(_ key: String) -> (entry: Entry?, revision: UInt64) {
-        published.withLock { ($0.entries[key], $0.revision) }
+        published.withLock { ($0.entries[key]?.entry(key: key), $0.revision) }
     }
 
     /// The entries whose keys start with `prefix`, in key order, at most `limit` of them.
@@ -231,7 +231,7 @@ final class StateEngine: Sendable {
             do {
                 let plan = try WritePlanner.plan(request, revision: revision + 1) { key in
                     if let written = overlay[key] { return written }
-                    return published.withLock { $0.entries[key] }
+                    return published.withLock { $0.entries[key] }?.entry(key: key)
                 }
                 if !plan.changes.isEmpty {
                     revision += 1
@@ -257,8 +257,10 @@ final class StateEngine: Sendable {
                 let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
                 return results.map { result in result.flatMap { _ in .failure(failure) } }
             }
+            // Made before taking the lock, which readers share.
+            let stored = overlay.mapValues { $0.map(StoredEntry.make) }
             published.withLock { state in
-                for (key, entry) in overlay {
+                for (key, entry) in stored {
                     state.set(key, to: entry)
                 }
                 state.revision = revision
@@ -527,15 +529,13 @@ final class StateEngine: Sendable {
         )
     }
 
-    private static func entries(in entries: [String: Entry], selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
-        var selected: [Entry]
-        if prefixes.isEmpty || prefixes.contains("") {
-            selected = Array(entries.values)
-        } else {
-            selected = entries.values.filter { entry in prefixes.contains { KeyRules.key(entry.key, hasPrefix: $0) } }
+    private static func entries(in entries: [String: StoredEntry], selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
+        let selectsAll = prefixes.isEmpty || prefixes.contains("")
+        var keys = entries.keys.filter { key in
+            (selectsAll || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
         }
-        if let readable { selected = selected.filter { readable($0.key) } }
-        return selected.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return keys.map { entries[$0]!.entry(key: $0) }
     }
 
     private static func watchResponse(id: UInt64, revision: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {

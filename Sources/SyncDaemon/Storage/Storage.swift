@@ -32,7 +32,7 @@ final class Storage: Sendable {
 
     /// What the database held when it was opened.
     struct LoadedState: Sendable {
-        var entries: [String: Entry]
+        var entries: [String: StoredEntry]
         var revision: UInt64
         var compactedRevision: UInt64
     }
@@ -222,9 +222,9 @@ final class Storage: Sendable {
     /// The entries as of the last revision the database holds: the `entries` table, then the log
     /// after `entries_revision` replayed over it.
     private static func readState(_ db: Database) throws
-        -> (entries: [String: Entry], revision: UInt64, replayed: (changes: [Change], revisions: Int))
+        -> (entries: [String: StoredEntry], revision: UInt64, replayed: (changes: [Change], revisions: Int))
     {
-        var entries: [String: Entry] = [:]
+        var entries: [String: StoredEntry] = [:]
         // Sized once: growing a dictionary of a million entries rehashes it about twenty times.
         entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
         // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
@@ -241,12 +241,8 @@ final class Storage: Sendable {
                 decoding: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
                 as: UTF8.self
             )
-            let valueBytes = sqlite3_column_blob(handle, 1)
-            let valueCount = Int(sqlite3_column_bytes(handle, 1))
-            let value = valueBytes.map { Data(bytes: $0, count: valueCount) } ?? Data()
-            entries[key] = Entry(
-                key: key,
-                value: value,
+            entries[key] = StoredEntry.make(
+                value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
                 version: UInt64(sqlite3_column_int64(handle, 2)),
                 createRevision: UInt64(sqlite3_column_int64(handle, 3)),
                 modRevision: UInt64(sqlite3_column_int64(handle, 4)),
@@ -265,7 +261,7 @@ final class Storage: Sendable {
         while let row = try log.next() {
             let logged = try CommittedRevision(logRecord: row[0])
             for change in logged.changes {
-                entries[change.key] = change.type == .put ? change.entry : nil
+                entries[change.key] = change.type == .put ? StoredEntry.make(change.entry) : nil
             }
             replayed.append(contentsOf: logged.changes)
             replayedRevisions += 1
@@ -345,7 +341,7 @@ final class Storage: Sendable {
             }
             try migrator.migrate(queue)
             return try queue.read { db in
-                try readState(db).entries.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                try readState(db).entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { $0.value.entry(key: $0.key) }
             }
         } catch let error as SharedStateError {
             throw error
