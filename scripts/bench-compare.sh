@@ -19,7 +19,9 @@ fi
 
 if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
     echo "bench-compare: installing redis-server" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null
+    # A fresh machine may have no package lists yet: fetch them when the first try fails.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null 2>&1 \
+        || { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null; }
 fi
 for tool in gcc python3; do
     command -v "$tool" >/dev/null || { echo "bench-compare: needs $tool" >&2; exit 1; }

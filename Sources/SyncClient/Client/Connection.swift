@@ -8,11 +8,13 @@ final class Connection: Sendable {
     let channel: any Channel
     let router: ResponseRouter
     let welcome: Sharedstate_V1_Welcome
+    private let outbound: OutboundQueue
 
     private init(channel: any Channel, router: ResponseRouter, welcome: Sharedstate_V1_Welcome) {
         self.channel = channel
         self.router = router
         self.welcome = welcome
+        self.outbound = OutboundQueue(channel: channel)
     }
 
     /// Connects to the socket in `configuration` and completes the handshake.
@@ -67,12 +69,12 @@ final class Connection: Sendable {
     /// Sends a request and waits for its result; a response carrying an error is thrown.
     func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result {
         let id = router.makeRequestID()
-        let frame = Self.requestFrame(id: id, operation)
-        let channel = self.channel
+        let frame = Frame.encode(Self.requestFrame(id: id, operation), allocator: channel.allocator)
+        let outbound = self.outbound
         let response: Sharedstate_V1_Response
         do {
             response = try await router.call(id: id) {
-                channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
+                outbound.send(frame)
             }
         } catch {
             throw error as? SharedStateError ?? SharedStateError(.unavailable, "\(error)")
@@ -109,7 +111,7 @@ final class Connection: Sendable {
                 }
             )
         )
-        channel.writeAndFlush(Frame.encode(request, allocator: channel.allocator), promise: nil)
+        outbound.send(Frame.encode(request, allocator: channel.allocator))
         return id
     }
 
@@ -118,7 +120,7 @@ final class Connection: Sendable {
         let cancelID = router.makeRequestID()
         guard router.removeWatch(id: id, cancelRequestID: cancelID) else { return }
         let frame = Self.requestFrame(id: cancelID, .cancelWatch(.with { $0.watchID = id }))
-        channel.writeAndFlush(Frame.encode(frame, allocator: channel.allocator), promise: nil)
+        outbound.send(Frame.encode(frame, allocator: channel.allocator))
     }
 
     /// Closes the socket.
