@@ -408,4 +408,33 @@ extension Result where Failure == SharedStateError {
         }
         try storage.close()
     }
+
+    @Test func aLoneWriteMayCommitOnTheSubmittingThreadAndKeepsOrderWithQueuedOnes() async throws {
+        final class Answers: WriteAnswerTarget {
+            let received = Mutex<[WriteAnswer]>([])
+            func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
+                received.withLock { $0.append(contentsOf: answers) }
+            }
+        }
+        try await withEngine { engine in
+            let answers = Answers()
+            // The writer is idle: the write commits before submit returns.
+            engine.submit([(1, .put(key: "a", value: Data("1".utf8), ifVersion: nil))], answeringTo: answers, mayCommitHere: true)
+            #expect(engine.revision == 1)
+            #expect(answers.received.withLock { $0.map(\.requestID) } == [1])
+            // Queued and lone writes interleave in submission order.
+            for id in UInt64(2)...40 {
+                let put = WriteRequest.put(key: "a", value: Data("\(id)".utf8), ifVersion: nil)
+                engine.submit([(id, put)], answeringTo: answers, mayCommitHere: id % 2 == 0)
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while answers.received.withLock({ $0.count }) < 40, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            let received = answers.received.withLock { $0 }
+            #expect(received.map(\.requestID) == Array(1...40))
+            #expect(received.map { try? $0.result.get() } == (1...40).map { .put(revision: $0, version: $0) })
+            #expect(engine.entry("a").entry?.value == Data("40".utf8))
+        }
+    }
 }

@@ -168,6 +168,20 @@ import Testing
         #expect(soon.isMaterializationDue)
     }
 
+    @Test func compactionDeletesInChunksUntilDone() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        for revision in UInt64(1)...25 {
+            let put = Change.put(entry("k", "\(revision)", version: revision, revision: revision))
+            try storage.commit([CommittedRevision(revision: revision, changes: [put])])
+        }
+        try storage.materialize()
+        try await storage.compact(through: 23, chunk: 10)
+        #expect(try table(path).logRows == 2)
+        #expect(try await storage.changes(after: 23, through: 25).map(\.revision) == [24, 25])
+    }
+
     @Test func compactionKeepsTheLogThatEntriesDoNotReflectYet() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

@@ -124,9 +124,26 @@ final class StateEngine: Sendable {
 
     /// Queues a connection's writes, in order; `target` gets their answers, those of one commit
     /// together, once they are committed or have failed.
-    func submit(_ requests: [(id: UInt64, request: WriteRequest)], answeringTo target: some WriteAnswerTarget) {
+    ///
+    /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
+    ///   hand over, when nothing else is queued: a client waiting for one write at a time saves
+    ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
+    ///   by the writer, while the caller goes on reading.
+    func submit(
+        _ requests: [(id: UInt64, request: WriteRequest)],
+        answeringTo target: some WriteAnswerTarget,
+        mayCommitHere: Bool = false
+    ) {
         guard !requests.isEmpty else { return }
         let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
+        if mayCommitHere, queue.reserveIfIdle() {
+            let hadDeadline = storage.materializationDeadline != nil
+            let batch = Array(pending)
+            Self.reply(to: batch, with: commit(batch.map(\.request)))
+            // The writer sleeps until the next materialisation is due: tell it when that changed.
+            queue.finishCommit(wakeWriter: !hadDeadline || storage.isMaterializationDue)
+            return
+        }
         if !queue.enqueue(pending) {
             let batch = DeliveryBatch()
             target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: batch)
@@ -144,11 +161,12 @@ final class StateEngine: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
-                    while let batch = queue.take(limit: configuration.maxRequestsPerCommit, until: storage.materializationDeadline) {
+                    while let batch = queue.take(limit: configuration.maxRequestsPerCommit, until: { storage.materializationDeadline }) {
                         if !batch.isEmpty {
                             Self.reply(to: batch, with: commit(batch.map(\.request)))
                         }
                         if batch.isEmpty || storage.isMaterializationDue { materialize() }
+                        queue.finishCommit()
                     }
                     materialize()
                     finished.resume()
@@ -402,6 +420,13 @@ final class StateEngine: Sendable {
         // Compaction may have removed rows since the watch began: a replay must be whole.
         guard logged.count == Int(replay.through - watch.startsAfter), logged.first?.revision == watch.startsAfter + 1 else {
             _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
+            logger.notice(
+                "a replay found the change log short",
+                metadata: [
+                    "after": "\(watch.startsAfter)", "through": "\(replay.through)", "read": "\(logged.count)",
+                    "first": "\(logged.first?.revision ?? 0)", "last": "\(logged.last?.revision ?? 0)",
+                ]
+            )
             throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
         }
         var frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter, allocator: WatchRegistry.allocator)]

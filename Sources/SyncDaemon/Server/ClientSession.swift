@@ -89,8 +89,10 @@ final class ClientSession {
     /// Hands the writes checked since the last call to the engine, as one group.
     func submitQueuedWrites() {
         guard !queuedWrites.isEmpty else { return }
+        // One write from a client that waits for each answer: latency is what it feels.
+        let waitsForEach = queuedWrites.count == 1 && !writer.owesAnswers
         writer.expectAnswers(queuedWrites.count)
-        engine.submit(queuedWrites, answeringTo: writer)
+        engine.submit(queuedWrites, answeringTo: writer, mayCommitHere: waitsForEach)
         queuedWrites.removeAll(keepingCapacity: true)
     }
 

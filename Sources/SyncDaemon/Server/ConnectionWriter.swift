@@ -107,7 +107,10 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         channel.flush()
     }
 
-    /// Counts writes handed to the engine, whose answers ``receive(_:)`` will get.
+    /// Whether writes handed to the engine still await their answers.
+    var owesAnswers: Bool { owed.load(ordering: .acquiring) > 0 }
+
+    /// Counts writes handed to the engine, whose answers ``receive(_:in:)`` will get.
     func expectAnswers(_ count: Int) {
         owed.add(count, ordering: .acquiringAndReleasing)
     }

@@ -154,7 +154,11 @@ final class Storage: Sendable {
 
     /// When ``materialize()`` is next due by time; nil when nothing waits for it.
     var materializationDeadline: ContinuousClock.Instant? {
-        unmaterialized.withLock { $0.since.map { $0 + materialization.maxDelay } }
+        unmaterialized.withLock { pending in
+            guard let since = pending.since else { return nil }
+            // Due by count: as soon as possible.
+            return pending.revisions >= materialization.maxRevisions ? since : since + materialization.maxDelay
+        }
     }
 
     /// Whether enough revisions, or time, have gone by since the last ``materialize()``.
@@ -273,16 +277,31 @@ final class Storage: Sendable {
     /// Removes the change log up to and including `revision` and records it as compacted. Rows
     /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
     /// nothing reads them meanwhile.
-    func compact(through revision: UInt64) async throws {
+    ///
+    /// The rows go in transactions of `chunk` rows, so a large compaction never holds the
+    /// database's write lock for long: commits, which may be made on an event loop, wait at most
+    /// one chunk.
+    func compact(through revision: UInt64, chunk: Int = 10_000) async throws {
         try await pool.write { db in
-            try db.execute(
-                sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'entries_revision'))",
-                arguments: [Int64(revision)]
-            )
             try db.execute(
                 sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
                 arguments: [Int64(revision)]
             )
+        }
+        while true {
+            let deleted = try await pool.write { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM changes WHERE revision IN (
+                            SELECT revision FROM changes
+                            WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'entries_revision'))
+                            ORDER BY revision LIMIT ?)
+                        """,
+                    arguments: [Int64(revision), chunk]
+                )
+                return db.changesCount
+            }
+            if deleted < chunk { return }
         }
     }
 
