@@ -52,7 +52,7 @@ import Testing
                 }
             }
         }
-        var encoded = Frame.encode(message, allocator: ByteBufferAllocator())
+        var encoded = Frame.encode(message)
         var decoder = FrameDecoder(maxFrameBytes: 1024)
         let payload = try #require(try decoder.decode(buffer: &encoded))
         let decoded = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)

@@ -51,7 +51,7 @@ final class Connection: Sendable {
         }
         do {
             let welcome = try await router.awaitWelcome {
-                channel.writeAndFlush(Frame.encode(hello, allocator: channel.allocator), promise: nil)
+                channel.writeAndFlush(Frame.encode(hello), promise: nil)
             }
             guard welcome.protocolVersion == WireProtocol.version else {
                 throw SharedStateError(
@@ -69,7 +69,7 @@ final class Connection: Sendable {
     /// Sends a request and waits for its result; a response carrying an error is thrown.
     func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result {
         let id = router.makeRequestID()
-        let frame = Frame.encode(Self.requestFrame(id: id, operation), allocator: channel.allocator)
+        let frame = Frame.encode(Self.requestFrame(id: id, operation))
         let outbound = self.outbound
         let response: Sharedstate_V1_Response
         do {
@@ -111,7 +111,7 @@ final class Connection: Sendable {
                 }
             )
         )
-        outbound.send(Frame.encode(request, allocator: channel.allocator))
+        outbound.send(Frame.encode(request))
         return id
     }
 
@@ -120,7 +120,7 @@ final class Connection: Sendable {
         let cancelID = router.makeRequestID()
         guard router.removeWatch(id: id, cancelRequestID: cancelID) else { return }
         let frame = Self.requestFrame(id: cancelID, .cancelWatch(.with { $0.watchID = id }))
-        outbound.send(Frame.encode(frame, allocator: channel.allocator))
+        outbound.send(Frame.encode(frame))
     }
 
     /// Closes the socket.

@@ -354,7 +354,6 @@ final class StateEngine: Sendable {
         readable: KeyFilter? = nil,
         subscriber: some WatchSubscriber
     ) throws(SharedStateError) -> WatchReplay? {
-        let allocator = WatchRegistry.allocator
         let prefixes = prefixes.contains("") ? [] : prefixes
         return try published.withLock { state throws(SharedStateError) in
             if state.watches.contains(id: id, of: subscriber) {
@@ -371,13 +370,13 @@ final class StateEngine: Sendable {
             case .snapshot:
                 state.watches.add(watch)
                 subscriber.send([
-                    Self.watchResponse(id: id, revision: state.revision, allocator: allocator),
+                    Self.watchResponse(id: id, revision: state.revision),
                     Self.snapshotFrame(watchID: id, kind: .snapshot, prefixes: prefixes, readable: readable, state: state),
                 ])
                 return nil
             case .now:
                 state.watches.add(watch)
-                subscriber.send([Self.watchResponse(id: id, revision: state.revision, allocator: allocator)])
+                subscriber.send([Self.watchResponse(id: id, revision: state.revision)])
                 return nil
             case .after(let revision):
                 if revision < state.compactedRevision {
@@ -392,7 +391,7 @@ final class StateEngine: Sendable {
                 }
                 if revision == state.revision {
                     state.watches.add(watch)
-                    subscriber.send([Self.watchResponse(id: id, revision: revision, allocator: allocator)])
+                    subscriber.send([Self.watchResponse(id: id, revision: revision)])
                     return nil
                 }
                 watch.heldFrames = []
@@ -429,7 +428,7 @@ final class StateEngine: Sendable {
             )
             throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
         }
-        var frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter, allocator: WatchRegistry.allocator)]
+        var frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter)]
         frames.append(contentsOf: logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) })
         published.withLock { state in
             // The frames held during the replay go out after it, under the lock, so that the
@@ -563,7 +562,7 @@ final class StateEngine: Sendable {
         return keys.map { entries[$0]!.entry(key: $0) }
     }
 
-    private static func watchResponse(id: UInt64, revision: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
+    private static func watchResponse(id: UInt64, revision: UInt64) -> ByteBuffer {
         let frame = Sharedstate_V1_ServerFrame.with {
             $0.response = .with {
                 $0.id = id
@@ -573,6 +572,6 @@ final class StateEngine: Sendable {
                 }
             }
         }
-        return Frame.encode(frame, allocator: allocator)
+        return Frame.encode(frame)
     }
 }

@@ -203,7 +203,7 @@ struct WatchRegistry {
                 $0.changes = changes
             }
         }
-        return Frame.encode(frame, allocator: allocator)
+        return Frame.encode(frame)
     }
 
     static let allocator = ByteBufferAllocator()

@@ -468,7 +468,7 @@ final class ClientSession {
     }
 
     private func send(_ frame: Sharedstate_V1_ServerFrame) {
-        writer.respond(Frame.encode(frame, allocator: writer.allocator))
+        writer.respond(Frame.encode(frame))
     }
 }
 

@@ -132,7 +132,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             logger.warning("refused a connection", metadata: ["pid": "\(credentials?.pid ?? 0)", "reason": "\(refusal)"])
             phase = .closed
             waiting.removeAll()
-            writer.sendLastAndClose(Self.fatalFrame(refusal, allocator: context.channel.allocator))
+            writer.sendLastAndClose(Self.fatalFrame(refusal))
             return
         }
         session = ClientSession(record: record, environment: environment)
@@ -202,7 +202,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Sends `error` as the last frame and closes.
     private func fail(_ error: SharedStateError) {
-        guard let context, let writer, phase != .closed else { return }
+        guard context != nil, let writer, phase != .closed else { return }
         session?.submitQueuedWrites()
         phase = .closed
         setReading(false)
@@ -211,7 +211,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             "closing connection after a protocol error",
             metadata: ["session": "\(session?.record.sessionID ?? 0)", "name": "\(session?.record.clientName ?? "")", "error": "\(error)"]
         )
-        writer.sendLastAndClose(Self.fatalFrame(error, allocator: context.channel.allocator))
+        writer.sendLastAndClose(Self.fatalFrame(error))
     }
 
     private func setReading(_ isReading: Bool) {
@@ -219,7 +219,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         context?.channel.setOption(ChannelOptions.autoRead, value: isReading).whenFailure { _ in }
     }
 
-    private static func fatalFrame(_ error: SharedStateError, allocator: ByteBufferAllocator) -> ByteBuffer {
-        Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue }, allocator: allocator)
+    private static func fatalFrame(_ error: SharedStateError) -> ByteBuffer {
+        Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue })
     }
 }

@@ -29,8 +29,6 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         self.channel = channel
     }
 
-    var allocator: ByteBufferAllocator { channel.allocator }
-
     var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
 
     /// How often this connection fell behind and was resynchronised.
@@ -79,7 +77,7 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         let channel = self.channel
         onLoop(in: batch) { [self] in
             for answer in answers {
-                channel.write(Frame.encode(answer.frame, allocator: channel.allocator), promise: nil)
+                channel.write(Frame.encode(answer.frame), promise: nil)
             }
             channel.flush()
             if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
