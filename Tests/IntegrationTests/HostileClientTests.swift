@@ -36,12 +36,18 @@ final class RawConnection {
     /// Everything the daemon sends until it closes the connection (or 10 s pass).
     func readUntilClosed() -> [UInt8] {
         var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count <= 0 { return received }
-            received += buffer[0..<count]
+            let chunk = receive()
+            if chunk.isEmpty { return received }
+            received += chunk
         }
+    }
+
+    /// What one read returns; empty once the connection is closed or 10 s passed without data.
+    func receive() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        return count > 0 ? Array(buffer[0..<count]) : []
     }
 
     /// The `fatal` error in what the daemon sent, if any.
