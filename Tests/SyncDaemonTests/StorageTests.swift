@@ -168,6 +168,20 @@ import Testing
         #expect(soon.isMaterializationDue)
     }
 
+    @Test func aCommitThatFailsHalfwayKeepsNothingOfItsGroup() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        let first = CommittedRevision(revision: 1, changes: [.put(entry("a", "1", revision: 1))])
+        try storage.commit([first])
+        // Revision 1 again: the second insert fails after the first succeeded.
+        let second = CommittedRevision(revision: 2, changes: [.put(entry("b", "2", revision: 2))])
+        #expect(throws: (any Error).self) { try storage.commit([second, first]) }
+        #expect(try table(path).logRows == 1)
+        try storage.commit([second])
+        #expect(try await storage.changes(after: 0, through: 2).map(\.revision) == [1, 2])
+    }
+
     @Test func compactionDeletesInChunksUntilDone() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

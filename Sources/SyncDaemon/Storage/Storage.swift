@@ -124,20 +124,30 @@ final class Storage: Sendable {
     /// thread may call it, and ``materialize()``.
     func commit(_ revisions: [CommittedRevision]) throws {
         guard let last = revisions.last else { return }
-        try pool.write { db in
-            // Bound through the C API: GRDB's argument arrays cost more than the insert itself.
-            let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
-            let handle = appendChange.sqliteStatement
-            for revision in revisions {
-                let code = revision.logRecord.withUnsafeBytes { body in
-                    sqlite3_reset(handle)
-                    sqlite3_bind_int64(handle, 1, Int64(revision.revision))
-                    // Static: the bytes outlive the step that reads them.
-                    sqlite3_bind_blob(handle, 2, body.baseAddress, Int32(body.count), nil)
-                    defer { sqlite3_clear_bindings(handle) }
-                    return sqlite3_step(handle)
+        try pool.writeWithoutTransaction { db in
+            // The transaction's own statements are prepared once too: GRDB's transactions prepare
+            // BEGIN and COMMIT again on every commit.
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            do {
+                // Bound through the C API: GRDB's argument arrays cost more than the insert itself.
+                let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
+                let handle = appendChange.sqliteStatement
+                for revision in revisions {
+                    let code = revision.logRecord.withUnsafeBytes { body in
+                        sqlite3_reset(handle)
+                        sqlite3_bind_int64(handle, 1, Int64(revision.revision))
+                        // Static: the bytes outlive the step that reads them.
+                        sqlite3_bind_blob(handle, 2, body.baseAddress, Int32(body.count), nil)
+                        defer { sqlite3_clear_bindings(handle) }
+                        return sqlite3_step(handle)
+                    }
+                    guard code == SQLITE_DONE else { throw Self.error(code, db) }
                 }
-                guard code == SQLITE_DONE else { throw Self.error(code, db) }
+                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            } catch {
+                // Nothing of the group is kept.
+                if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+                throw error
             }
         }
         unmaterialized.withLock { pending in
