@@ -213,7 +213,7 @@ import Testing
         #expect(try await storage.history(of: "k4", limit: nil).isEmpty)
         let restarted = try Storage(path: path, durability: .normal).load()
         #expect(restarted.revision == 5)
-        #expect(restarted.entries.keys.sorted() == ["k1", "k2", "k3", "k4", "k5"])
+        #expect(restarted.plainEntries.keys.sorted() == ["k1", "k2", "k3", "k4", "k5"])
 
         try storage.materialize()
         #expect(try table(path).logRows == 0)
@@ -224,6 +224,6 @@ import Testing
 extension Storage.LoadedState {
     /// The loaded entries as the wire knows them, to compare.
     var plainEntries: [String: Entry] {
-        Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value.entry(key: $0.key)) })
+        Dictionary(uniqueKeysWithValues: entries.all.map { ($0.key, $0.entry()) })
     }
 }

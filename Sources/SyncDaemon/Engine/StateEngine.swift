@@ -35,7 +35,7 @@ final class StateEngine: Sendable {
 
     /// What readers and watchers see: the committed state.
     private struct Published {
-        var entries: [String: StoredEntry]
+        var entries: EntryTable
         var revision: UInt64
         var compactedRevision: UInt64
         var watches = WatchRegistry()
@@ -44,14 +44,14 @@ final class StateEngine: Sendable {
 
         /// Sets `key` to `entry` (nil: deleted), keeping ``ephemeralKeys`` in step.
         mutating func set(_ key: String, to entry: StoredEntry?) {
-            if let previous = entries[key]?.ephemeralSession, previous != 0 {
+            let replaced = entries.set(key, to: entry)
+            if let previous = replaced?.ephemeralSession, previous != 0 {
                 ephemeralKeys[previous]?.remove(key)
                 if ephemeralKeys[previous]?.isEmpty == true { ephemeralKeys[previous] = nil }
             }
             if let session = entry?.ephemeralSession, session != 0 {
                 ephemeralKeys[session, default: []].insert(key)
             }
-            entries[key] = entry
         }
     }
 
@@ -71,8 +71,8 @@ final class StateEngine: Sendable {
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
         var published = Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
-        for (key, entry) in loaded.entries where entry.ephemeralSession != 0 {
-            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(key)
+        for entry in loaded.entries.all where entry.ephemeralSession != 0 {
+            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key)
         }
         self.published = Mutex(published)
     }
@@ -242,7 +242,7 @@ final class StateEngine: Sendable {
             if case .restore(let entries, _) = request {
                 // A restore removes every key it does not have: the keys as they stand now,
                 // after the writes planned before it in this batch.
-                let keys = published.withLock { Set($0.entries.keys) }
+                let keys = published.withLock { Set($0.entries.all.map(\.key)) }
                     .union(overlay.compactMap { $0.value == nil ? nil : $0.key })
                 request = .restore(entries: entries, currentKeys: keys.sorted())
             }
@@ -553,13 +553,17 @@ final class StateEngine: Sendable {
         )
     }
 
-    private static func entries(in entries: [String: StoredEntry], selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
+    private static func entries(in entries: EntryTable, selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
         let selectsAll = prefixes.isEmpty || prefixes.contains("")
-        var keys = entries.keys.filter { key in
-            (selectsAll || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
+        var selected: [(key: String, entry: StoredEntry)] = []
+        for entry in entries.all {
+            let key = entry.key
+            if (selectsAll || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false {
+                selected.append((key, entry))
+            }
         }
-        keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return keys.map { entries[$0]!.entry(key: $0) }
+        selected.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        return selected.map { $0.entry.entry(key: $0.key) }
     }
 
     private static func watchResponse(id: UInt64, revision: UInt64) -> ByteBuffer {

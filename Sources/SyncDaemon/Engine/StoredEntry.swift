@@ -2,49 +2,84 @@ import Foundation
 import SharedStateWire
 
 /// A key's committed entry as the engine keeps it in memory: one allocation holding the entry's
-/// numbers and its value's bytes, where an ``Entry`` takes a `Data` storage object and a separate
-/// buffer for the bytes. With a million keys that is most of syncd's memory, and of its start-up
-/// time. The key is the dictionary's.
+/// numbers, its key's bytes and its value's bytes, where an ``Entry`` takes a `Data` storage
+/// object and a separate buffer for the value, and a dictionary slot for the key. With a million
+/// keys that is most of syncd's memory, and of its start-up time.
 ///
-/// `@unchecked Sendable`: the buffer is never written after ``make(value:version:createRevision:modRevision:ephemeralSession:)``.
-struct StoredEntry: @unchecked Sendable {
+/// Equal and hashed by key alone, so an ``EntryTable`` can keep entries in a set.
+///
+/// `@unchecked Sendable`: the buffer is never written after it is made.
+struct StoredEntry: Hashable, @unchecked Sendable {
     private let buffer: ManagedBuffer<Header, UInt8>
 
-    struct Header {
+    private struct Header {
+        var keyCount: UInt32
+        var valueCount: UInt32
         var version: UInt64
         var createRevision: UInt64
         var modRevision: UInt64
         var ephemeralSession: UInt64
-        var valueCount: Int
     }
 
-    /// An entry holding a copy of `value`.
+    private init(buffer: ManagedBuffer<Header, UInt8>) {
+        self.buffer = buffer
+    }
+
+    /// An entry holding copies of `key` (UTF-8) and of `value`.
     static func make(
+        key: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer,
         version: UInt64,
         createRevision: UInt64,
         modRevision: UInt64,
         ephemeralSession: UInt64
     ) -> StoredEntry {
-        let buffer = ManagedBuffer<Header, UInt8>.create(minimumCapacity: value.count) { _ in
+        let buffer = ManagedBuffer<Header, UInt8>.create(minimumCapacity: key.count + value.count) { _ in
             Header(
+                keyCount: UInt32(key.count),
+                valueCount: UInt32(value.count),
                 version: version,
                 createRevision: createRevision,
                 modRevision: modRevision,
-                ephemeralSession: ephemeralSession,
-                valueCount: value.count
+                ephemeralSession: ephemeralSession
             )
         }
         buffer.withUnsafeMutablePointerToElements { elements in
-            if let base = value.baseAddress { elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: value.count) }
+            if let base = key.baseAddress { elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: key.count) }
+            if let base = value.baseAddress {
+                (elements + key.count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: value.count)
+            }
         }
         return StoredEntry(buffer: buffer)
+    }
+
+    /// An entry holding copies of `key`'s bytes and of `value`.
+    static func make(
+        key: String,
+        value: UnsafeRawBufferPointer,
+        version: UInt64,
+        createRevision: UInt64,
+        modRevision: UInt64,
+        ephemeralSession: UInt64
+    ) -> StoredEntry {
+        var key = key
+        return key.withUTF8 { keyBytes in
+            make(
+                key: UnsafeRawBufferPointer(keyBytes),
+                value: value,
+                version: version,
+                createRevision: createRevision,
+                modRevision: modRevision,
+                ephemeralSession: ephemeralSession
+            )
+        }
     }
 
     /// The stored form of `entry`.
     static func make(_ entry: Entry) -> StoredEntry {
         entry.value.withUnsafeBytes { value in
             make(
+                key: entry.key,
                 value: value,
                 version: entry.version,
                 createRevision: entry.createRevision,
@@ -54,20 +89,51 @@ struct StoredEntry: @unchecked Sendable {
         }
     }
 
+    /// An entry with only a key, to look up the one stored under it.
+    static func probe(_ key: String) -> StoredEntry {
+        make(
+            key: key,
+            value: UnsafeRawBufferPointer(start: nil, count: 0),
+            version: 0,
+            createRevision: 0,
+            modRevision: 0,
+            ephemeralSession: 0
+        )
+    }
+
     /// The session an ephemeral key is bound to; 0 for a key that persists.
     var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
 
-    /// The entry, as the rest of syncd and the wire know it.
-    func entry(key: String) -> Entry {
+    /// The entry's key.
+    var key: String {
+        withKeyBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The entry, as the rest of syncd and the wire know it; `key` saves decoding the key again
+    /// when the caller has it.
+    func entry(key: String? = nil) -> Entry {
         let header = buffer.header
-        let value = buffer.withUnsafeMutablePointerToElements { Data(bytes: $0, count: header.valueCount) }
+        let value = buffer.withUnsafeMutablePointerToElements { Data(bytes: $0 + Int(header.keyCount), count: Int(header.valueCount)) }
         return Entry(
-            key: key,
+            key: key ?? self.key,
             value: value,
             version: header.version,
             createRevision: header.createRevision,
             modRevision: header.modRevision,
             ephemeralSession: header.ephemeralSession
         )
+    }
+
+    static func == (left: StoredEntry, right: StoredEntry) -> Bool {
+        left.withKeyBytes { leftKey in right.withKeyBytes { rightKey in leftKey.elementsEqual(rightKey) } }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    private func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let count = Int(buffer.header.keyCount)
+        return buffer.withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: count)) }
     }
 }

@@ -32,7 +32,7 @@ final class Storage: Sendable {
 
     /// What the database held when it was opened.
     struct LoadedState: Sendable {
-        var entries: [String: StoredEntry]
+        var entries: EntryTable
         var revision: UInt64
         var compactedRevision: UInt64
     }
@@ -236,11 +236,10 @@ final class Storage: Sendable {
     /// The entries as of the last revision the database holds: the `entries` table, then the log
     /// after `entries_revision` replayed over it.
     private static func readState(_ db: Database) throws
-        -> (entries: [String: StoredEntry], revision: UInt64, replayed: (changes: [Change], revisions: Int))
+        -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
     {
-        var entries: [String: StoredEntry] = [:]
-        // Sized once: growing a dictionary of a million entries rehashes it about twenty times.
-        entries.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
+        // Sized once: growing a table of a million entries rehashes it about twenty times.
+        var entries = EntryTable(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
         // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
         // the start-up time.
         let statement = try db.makeStatement(
@@ -251,16 +250,15 @@ final class Storage: Sendable {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { break }
             guard code == SQLITE_ROW else { throw error(code, db) }
-            let key = String(
-                decoding: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
-                as: UTF8.self
-            )
-            entries[key] = StoredEntry.make(
-                value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
-                version: UInt64(sqlite3_column_int64(handle, 2)),
-                createRevision: UInt64(sqlite3_column_int64(handle, 3)),
-                modRevision: UInt64(sqlite3_column_int64(handle, 4)),
-                ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+            entries.insert(
+                StoredEntry.make(
+                    key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
+                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
+                    version: UInt64(sqlite3_column_int64(handle, 2)),
+                    createRevision: UInt64(sqlite3_column_int64(handle, 3)),
+                    modRevision: UInt64(sqlite3_column_int64(handle, 4)),
+                    ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+                )
             )
         }
         let entriesRevision = try meta("entries_revision", db)
@@ -275,7 +273,7 @@ final class Storage: Sendable {
         while let row = try log.next() {
             let logged = try CommittedRevision(logRecord: row[0])
             for change in logged.changes {
-                entries[change.key] = change.type == .put ? StoredEntry.make(change.entry) : nil
+                entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
             }
             replayed.append(contentsOf: logged.changes)
             replayedRevisions += 1
@@ -370,7 +368,7 @@ final class Storage: Sendable {
             }
             try migrator.migrate(queue)
             return try queue.read { db in
-                try readState(db).entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { $0.value.entry(key: $0.key) }
+                try readState(db).entries.all.map { $0.entry() }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             }
         } catch let error as SharedStateError {
             throw error
