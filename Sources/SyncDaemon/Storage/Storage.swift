@@ -120,8 +120,8 @@ final class Storage: Sendable {
     /// Commits consecutive revisions in one transaction, appending each to the change log.
     /// Nothing is written if it throws.
     ///
-    /// Synchronous: the engine's writer thread calls it and waits for the commit. Only that
-    /// thread may call it, and ``materialize()``.
+    /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
+    /// not overlap: the engine makes them only while it holds the queue's right to commit.
     func commit(_ revisions: [CommittedRevision]) throws {
         guard let last = revisions.last else { return }
         try pool.writeWithoutTransaction { db in
@@ -181,8 +181,8 @@ final class Storage: Sendable {
 
     /// Writes the entries changed since the last call to the `entries` table, in one transaction,
     /// so a restart replays no log before that point; and drops what compaction has released.
-    /// Call it from the thread that commits. When it throws, nothing is lost: the log still holds
-    /// every change and the next call tries again.
+    /// Call it only while no commit runs (the engine holds the right to commit). When it throws,
+    /// nothing is lost: the log still holds every change and the next call tries again.
     func materialize() throws {
         let pending = unmaterialized.withLock { $0 }
         guard pending.since != nil else { return }
