@@ -10,6 +10,14 @@ import Testing
         Entry(key: key, value: Data(json.utf8), version: version, createRevision: revision, modRevision: revision)
     }
 
+    /// Commits one revision per number, each putting key `k<revision>`.
+    private func commitPuts(_ revisions: ClosedRange<UInt64>, to storage: Storage) throws {
+        for revision in revisions {
+            let put = Change.put(entry("k\(revision)", "\(revision)", revision: revision))
+            try storage.commit([CommittedRevision(revision: revision, changes: [put])])
+        }
+    }
+
     @Test func committedRevisionsSurviveReopening() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
@@ -55,19 +63,11 @@ import Testing
         func walBytes() -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
         }
-        for revision in UInt64(1)...200 {
-            try storage.commit([
-                CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "\(revision)", revision: revision))])
-            ])
-        }
+        try commitPuts(1...200, to: storage)
         let grown = walBytes()
         #expect(try await storage.checkpoint(restartFrames: 1))
         // The log starts over: the next commits reuse it from the beginning instead of growing it.
-        for revision in UInt64(201)...400 {
-            try storage.commit([
-                CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "\(revision)", revision: revision))])
-            ])
-        }
+        try commitPuts(201...400, to: storage)
         #expect(walBytes() <= grown)
         try storage.close()
         let loaded = try Storage(path: path, durability: .normal).load()
@@ -186,10 +186,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
-        for revision in UInt64(1)...25 {
-            let put = Change.put(entry("k", "\(revision)", version: revision, revision: revision))
-            try storage.commit([CommittedRevision(revision: revision, changes: [put])])
-        }
+        try commitPuts(1...25, to: storage)
         try storage.materialize()
         try await storage.compact(through: 23, chunk: 10)
         #expect(try table(path).logRows == 2)
@@ -200,13 +197,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
-        for revision in UInt64(1)...3 {
-            try storage.commit([CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "1", revision: revision))])])
-        }
+        try commitPuts(1...3, to: storage)
         try storage.materialize()
-        for revision in UInt64(4)...5 {
-            try storage.commit([CommittedRevision(revision: revision, changes: [.put(entry("k\(revision)", "1", revision: revision))])])
-        }
+        try commitPuts(4...5, to: storage)
         try await storage.compact(through: 5)
         // Rows 4 and 5 are compacted for readers but kept for a restart.
         #expect(try table(path).logRows == 2)

@@ -137,11 +137,11 @@ final class StateEngine: Sendable {
         guard !requests.isEmpty else { return }
         let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
         if mayCommitHere, queue.reserveIfIdle() {
-            let hadDeadline = storage.materializationDeadline != nil
+            let deadline = storage.materializationDeadline
             let batch = Array(pending)
             Self.reply(to: batch, with: commit(batch.map(\.request)))
             // The writer sleeps until the next materialisation is due: tell it when that changed.
-            queue.finishCommit(wakeWriter: !hadDeadline || storage.isMaterializationDue)
+            queue.finishCommit(wakeWriter: storage.materializationDeadline != deadline)
             return
         }
         if !queue.enqueue(pending) {

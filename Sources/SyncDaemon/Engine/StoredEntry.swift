@@ -53,52 +53,36 @@ struct StoredEntry: Hashable, @unchecked Sendable {
         return StoredEntry(buffer: buffer)
     }
 
-    /// An entry holding copies of `key`'s bytes and of `value`.
-    static func make(
-        key: String,
-        value: UnsafeRawBufferPointer,
-        version: UInt64,
-        createRevision: UInt64,
-        modRevision: UInt64,
-        ephemeralSession: UInt64
-    ) -> StoredEntry {
-        var key = key
-        return key.withUTF8 { keyBytes in
-            make(
-                key: UnsafeRawBufferPointer(keyBytes),
-                value: value,
-                version: version,
-                createRevision: createRevision,
-                modRevision: modRevision,
-                ephemeralSession: ephemeralSession
-            )
-        }
-    }
-
     /// The stored form of `entry`.
     static func make(_ entry: Entry) -> StoredEntry {
-        entry.value.withUnsafeBytes { value in
-            make(
-                key: entry.key,
-                value: value,
-                version: entry.version,
-                createRevision: entry.createRevision,
-                modRevision: entry.modRevision,
-                ephemeralSession: entry.ephemeralSession
-            )
+        var key = entry.key
+        return key.withUTF8 { key in
+            entry.value.withUnsafeBytes { value in
+                make(
+                    key: UnsafeRawBufferPointer(key),
+                    value: value,
+                    version: entry.version,
+                    createRevision: entry.createRevision,
+                    modRevision: entry.modRevision,
+                    ephemeralSession: entry.ephemeralSession
+                )
+            }
         }
     }
 
     /// An entry with only a key, to look up the one stored under it.
     static func probe(_ key: String) -> StoredEntry {
-        make(
-            key: key,
-            value: UnsafeRawBufferPointer(start: nil, count: 0),
-            version: 0,
-            createRevision: 0,
-            modRevision: 0,
-            ephemeralSession: 0
-        )
+        var key = key
+        return key.withUTF8 { key in
+            make(
+                key: UnsafeRawBufferPointer(key),
+                value: UnsafeRawBufferPointer(start: nil, count: 0),
+                version: 0,
+                createRevision: 0,
+                modRevision: 0,
+                ephemeralSession: 0
+            )
+        }
     }
 
     /// The session an ephemeral key is bound to; 0 for a key that persists.

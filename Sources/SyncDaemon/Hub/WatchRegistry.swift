@@ -104,13 +104,9 @@ struct WatchRegistry {
                     continue
                 case .whole:
                     let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
-                    if let frame = wholeFrames[frameKey] {
-                        frames.append(frame)
-                    } else {
-                        let frame = revision.frame(forWatch: watch.id, allocator: Self.allocator)
-                        wholeFrames[frameKey] = frame
-                        frames.append(frame)
-                    }
+                    let frame = wholeFrames[frameKey] ?? revision.frame(forWatch: watch.id, allocator: Self.allocator)
+                    wholeFrames[frameKey] = frame
+                    frames.append(frame)
                 case .some(let changes):
                     frames.append(Self.eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes))
                 }

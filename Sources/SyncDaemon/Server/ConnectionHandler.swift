@@ -202,7 +202,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     /// Sends `error` as the last frame and closes.
     private func fail(_ error: SharedStateError) {
-        guard context != nil, let writer, phase != .closed else { return }
+        guard let writer, phase != .closed else { return }
         session?.submitQueuedWrites()
         phase = .closed
         setReading(false)

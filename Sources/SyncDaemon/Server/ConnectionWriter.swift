@@ -54,28 +54,16 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// Queues frames from the engine; never writes synchronously, since the engine calls it with
     /// its lock held.
     func send(_ frames: [ByteBuffer]) {
-        let channel = self.channel
-        onLoop {
-            for frame in frames {
-                channel.write(frame, promise: nil)
-            }
-            channel.flush()
-        }
+        channel.eventLoop.execute(counted(writing(frames)))
     }
 
     func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
-        let channel = self.channel
-        onLoop(in: batch) {
-            for frame in frames {
-                channel.write(frame, promise: nil)
-            }
-            channel.flush()
-        }
+        batch.add(on: channel.eventLoop, counted(writing(frames)))
     }
 
     func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
         let channel = self.channel
-        onLoop(in: batch) { [self] in
+        let answering: @Sendable () -> Void = { [self] in
             for answer in answers {
                 channel.write(Frame.encode(answer.frame), promise: nil)
             }
@@ -84,6 +72,7 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
                 whenSettled.withLock { $0.take() }?()
             }
         }
+        batch.add(on: channel.eventLoop, counted(answering))
     }
 
     // MARK: On the event loop
@@ -95,8 +84,7 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         if inFlight.load(ordering: .acquiring) == 0 {
             channel.write(frame, promise: nil)
         } else {
-            let channel = self.channel
-            onLoop { channel.writeAndFlush(frame, promise: nil) }
+            channel.eventLoop.execute(counted(writing([frame])))
         }
     }
 
@@ -123,26 +111,31 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// Writes a last frame behind everything queued, then closes the connection.
     func sendLastAndClose(_ frame: ByteBuffer) {
         let channel = self.channel
-        onLoop {
-            channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
-        }
+        channel.eventLoop.execute(
+            counted {
+                channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
+            }
+        )
     }
 
-    /// Runs `body` on the event loop after every task queued before it.
-    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+    /// `body`, counted in ``inFlight`` from now until it has run on the event loop; handed to the
+    /// loop in order, it runs after every frame queued before it.
+    private func counted(_ body: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         inFlight.add(1, ordering: .acquiringAndReleasing)
-        channel.eventLoop.execute { [self] in
+        return { [self] in
             body()
             inFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
     }
 
-    /// Runs `body` on the event loop when `batch` is dispatched, after every task queued before.
-    private func onLoop(in batch: DeliveryBatch, _ body: @escaping @Sendable () -> Void) {
-        inFlight.add(1, ordering: .acquiringAndReleasing)
-        batch.add(on: channel.eventLoop) { [self] in
-            body()
-            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+    /// Writes `frames` and flushes them once.
+    private func writing(_ frames: [ByteBuffer]) -> @Sendable () -> Void {
+        let channel = self.channel
+        return {
+            for frame in frames {
+                channel.write(frame, promise: nil)
+            }
+            channel.flush()
         }
     }
 }

@@ -162,7 +162,8 @@ final class Storage: Sendable {
         }
     }
 
-    /// When ``materialize()`` is next due by time; nil when nothing waits for it.
+    /// When ``materialize()`` is next due: the delay after the first change not yet written, or
+    /// at once when enough revisions have piled up; nil when nothing waits for it.
     var materializationDeadline: ContinuousClock.Instant? {
         unmaterialized.withLock { pending in
             guard let since = pending.since else { return nil }
@@ -173,10 +174,7 @@ final class Storage: Sendable {
 
     /// Whether enough revisions, or time, have gone by since the last ``materialize()``.
     var isMaterializationDue: Bool {
-        unmaterialized.withLock { pending in
-            guard let since = pending.since else { return false }
-            return pending.revisions >= materialization.maxRevisions || ContinuousClock.now >= since + materialization.maxDelay
-        }
+        materializationDeadline.map { $0 <= .now } ?? false
     }
 
     /// Writes the entries changed since the last call to the `entries` table, in one transaction,
