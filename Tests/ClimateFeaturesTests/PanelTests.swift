@@ -35,7 +35,7 @@ import Testing
         #expect(try await sharedState.list(prefix: ClimateKeys.panelRequests, limit: nil).entries.isEmpty)
         #expect(try await sharedState.get(.panelScreen) == PanelScreen(path: ["overview", "sensor/hall"], applied: 3))
         #expect(shown.withLock { $0.last } == "panel: overview › sensor/hall  [heater unknown; 3 requests applied]")
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 

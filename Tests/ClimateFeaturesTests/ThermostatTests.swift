@@ -33,7 +33,7 @@ import Testing
             $0.decision = HeaterDecision(mode: .idle, averageCelsius: 20.8, sensors: 2)
         }
         try await waitFor { try await sharedState.get(.heater)?.mode == .idle }
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 
@@ -63,7 +63,7 @@ import Testing
             // 20 °C is below the band around 21 °C.
             $0.decision = HeaterDecision(mode: .heating, averageCelsius: 20, sensors: 2)
         }
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 
@@ -82,7 +82,7 @@ import Testing
             $0.target = 22
             $0.lastError = #"the value of key "climate/target" is not a Double: "warm""#
         }
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 
@@ -104,7 +104,7 @@ import Testing
         let request = try JSONDecoder().decode(PanelRequest.self, from: requests[0].value)
         #expect(request.command == .push)
         #expect(request.screen?.hasPrefix("alert/31") == true)
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 }

@@ -85,3 +85,118 @@ import Testing
         await store.finish()
     }
 }
+
+/// Cancellation scoped by navigation identity, and effects that outlive their child, as in TCA.
+@MainActor
+@Suite struct NavigationCancellationTests {
+    @Test func aRowsEffectForTheActionThatRemovesItRuns() async {
+        let deletions = CallCounter()
+        let store = Store(initialState: RowList.State(rows: IdentifiedArray(uniqueElements: (1...100).map(Row.State.init)))) {
+            RowList(deletions: deletions)
+        }
+        for id in 1...100 {
+            store.send(.rows(.element(id: id, action: .deleteTapped)))
+        }
+        await store.waitUntilIdle()
+        #expect(store.rows.isEmpty)
+        #expect(deletions.value == 100)
+    }
+
+    @Test func anIfLetChildsEffectForTheActionThatDismissesItRuns() async {
+        let deletions = CallCounter()
+        for _ in 1...100 {
+            let store = Store(initialState: RowList.State(detail: Row.State(id: 1))) { RowList(deletions: deletions) }
+            store.send(.detail(.deleteTapped))
+            #expect(store.detail == nil)
+            await store.waitUntilIdle()
+        }
+        #expect(deletions.value == 100)
+    }
+
+    @Test func aParentsCancelReachesItsChildrensEffectsUnderThatID() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Parent.State(rows: [Counter.State(id: 1), Counter.State(id: 2)])) {
+            Parent()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.rows(.element(id: 1, action: .startTicking))) { $0.childChanges = 1 }
+        await store.send(.rows(.element(id: 2, action: .startTicking))) { $0.childChanges = 2 }
+        await store.send(.stopAllTicking)
+        await clock.advance(by: .seconds(3))
+        await store.finish()
+    }
+
+    @Test func aChildsCancelLeavesItsParentsEffectsUnderThatID() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Parent.State(rows: [Counter.State(id: 1)])) {
+            Parent()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.counter(.startTicking)) { $0.childChanges = 1 }
+        await store.send(.rows(.element(id: 1, action: .stopTicking))) { $0.childChanges = 2 }
+        await clock.advance(by: .seconds(1))
+        await store.receive(.counter(.tick)) {
+            $0.counter.count = 1
+            $0.childChanges = 3
+        }
+        await store.send(.counter(.stopTicking)) { $0.childChanges = 4 }
+        await store.finish()
+    }
+
+    @Test func replacingTheIfLetChildByAnotherIDCancelsTheOldChildsEffects() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Parent.State()) {
+            Parent()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.showDetail) { $0.detail = Counter.State() }
+        await store.send(.detail(.startTicking)) { $0.childChanges = 1 }
+        await store.send(.replaceDetail(id: 7)) { $0.detail = Counter.State(id: 7) }
+        await clock.advance(by: .seconds(3))
+        await store.finish()
+    }
+
+    @Test func replacingTheIfLetChildByAnotherCaseCancelsTheOldCasesEffects() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: ModeHost.State(mode: .heating(0))) {
+            ModeHost()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.mode(.startTicking))
+        await clock.advance(by: .seconds(1))
+        await store.receive(.mode(.tick)) { $0.mode = .heating(1) }
+        await store.send(.switchToCooling) { $0.mode = .cooling(0) }
+        await clock.advance(by: .seconds(3))
+        await store.finish()
+    }
+}
+
+/// Dependencies overridden for a child reach its reducer and its effects.
+@MainActor
+@Suite struct DependencyModifierTests {
+    @Test func aChildsOverrideReachesItsReducerAndItsEffects() async {
+        let store = Store(initialState: NameReaderHost.State()) {
+            NameReaderHost()
+        } withDependencies: {
+            $0.featureName = "store"
+        }
+        await store.send(.child(.read)).finish()
+        #expect(store.child.inReducer == "child")
+        #expect(store.child.inEffect == "child")
+    }
+
+    @Test func transformDependencyChangesWhatTheReducerAndEffectsSee() async {
+        let store = Store(initialState: NameReader.State()) {
+            NameReader().transformDependency(\.featureName) { $0 += "+transformed" }
+        } withDependencies: {
+            $0.featureName = "store"
+        }
+        await store.send(.read).finish()
+        #expect(store.inReducer == "store+transformed")
+        #expect(store.inEffect == "store+transformed")
+    }
+}

@@ -21,6 +21,7 @@ struct Counter: Reducer, Sendable {
         case failed(String)
         case throwUnhandled
         case startThenEcho
+        case echoBothInOrder
     }
 
     enum CancelID { case ticks }
@@ -73,6 +74,8 @@ struct Counter: Reducer, Sendable {
         case .startThenEcho:
             // The echo must not wait for the timer that .startTicking starts.
             return .concatenate(.send(.startTicking), .send(.echo("after")))
+        case .echoBothInOrder:
+            return .concatenate(.send(.echo("a")), .send(.echo("b")))
         }
     }
 }
@@ -95,6 +98,8 @@ struct Parent: Reducer, Sendable {
         case hideDetail
         case addRow(Int)
         case removeRow(Int)
+        case replaceDetail(id: Int)
+        case stopAllTicking
     }
 
     var body: some ReducerOf<Self> {
@@ -111,6 +116,11 @@ struct Parent: Reducer, Sendable {
                 state.rows.append(Counter.State(id: id))
             case .removeRow(let id):
                 state.rows.remove(id: id)
+            case .replaceDetail(let id):
+                state.detail = Counter.State(id: id)
+            case .stopAllTicking:
+                // The children use the same id: the parent's cancel reaches their effects.
+                return .cancel(id: Counter.CancelID.ticks)
             }
             return .none
         }

@@ -72,3 +72,90 @@ import Testing
         #expect(seen.last == 1)
     }
 }
+
+/// What `send` returns and when it reduces, as in TCA.
+@MainActor
+@Suite struct StoreSendTests {
+    @Test func finishAwaitsTheEffectsOfTheActionsEffectsSend() async {
+        let store = Store(initialState: Loader.State()) {
+            Loader()
+        } withDependencies: {
+            $0.continuousClock = ImmediateClock()
+        }
+        await store.send(.load).finish()
+        #expect(store.isLoaded)
+        #expect(store.isSaved)
+        #expect(store.runningEffects == 0)
+    }
+
+    @Test func cancelReachesTheEffectsOfTheActionsEffectsSend() async {
+        let clock = TestClock()
+        let store = Store(initialState: Loader.State()) {
+            Loader()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        let task = store.send(.load)
+        while !store.isLoaded { await Task.yield() }
+        task.cancel()
+        await task.finish()
+        await clock.run()
+        #expect(store.runningEffects == 0)
+        #expect(!store.isSaved)
+        #expect(task.isCancelled)
+    }
+
+    @Test func concatenatedSendsAreReducedInsideSend() {
+        let store = Store(initialState: Counter.State()) { Counter() }
+        store.send(.echoBothInOrder)
+        #expect(store.log == ["a", "b"])
+    }
+
+    @Test func aSendFromInsideAReducerIsReported() async {
+        final class StoreBox { var store: Store<Counter.State, Counter.Action>? }
+        let box = StoreBox()
+        let store = Store(initialState: Counter.State()) {
+            Reduce<Counter.State, Counter.Action> { state, action in
+                if case .echo("outer") = action { box.store?.send(.echo("inner")) }
+                if case .echo(let text) = action { state.log.append(text) }
+                return .none
+            }
+        }
+        box.store = store
+        withKnownIssue {
+            store.send(.echo("outer"))
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("while its reducer was running")
+        }
+        // Still reduced, after the action that sent it.
+        #expect(store.log == ["outer", "inner"])
+    }
+
+    @Test func aSendAfterTheEffectFinishedIsReported() async {
+        final class KeptSend: @unchecked Sendable {
+            // Written once by the effect, read after it finished.
+            var send: Send<Counter.Action>?
+        }
+        let kept = KeptSend()
+        let store = Store(initialState: Counter.State()) {
+            Reduce<Counter.State, Counter.Action> { state, action in
+                switch action {
+                case .startTicking:
+                    return .run { send in kept.send = send }
+                case .echo(let text):
+                    state.log.append(text)
+                    return .none
+                default:
+                    return .none
+                }
+            }
+        }
+        await store.send(.startTicking).finish()
+        withKnownIssue {
+            kept.send?(.echo("late"))
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("effect that had already finished")
+        }
+        #expect(store.log == ["late"])
+    }
+}

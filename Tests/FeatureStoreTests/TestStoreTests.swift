@@ -107,7 +107,9 @@ import Testing
         await withKnownIssue {
             await store.finish(timeout: .milliseconds(50))
         } matching: { issue in
-            issue.comments.map(\.rawValue).joined().contains("still running")
+            // Names the effect by where it was made.
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("still running") && text.contains("Features.swift:")
         }
     }
 
@@ -119,7 +121,7 @@ import Testing
             $0.continuousClock = clock
         }
         await store.send(.startTicking)
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 
@@ -175,6 +177,158 @@ import Testing
         await store.receive(.startTicking)
         await store.receive(.echo("after")) { $0.log = ["after"] }
         await store.send(.stopTicking)
+        await store.finish()
+    }
+}
+
+/// What a test that ends early, waits too long, or asserts less is told.
+@MainActor
+@Suite struct TestStoreEndingTests {
+    @Test func aTestThatLeavesAnActionUnreceivedFailsWhenTheStoreGoesAway() async {
+        await withKnownIssue {
+            await leaveAnActionUnreceived()
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("did not handle")
+        }
+    }
+
+    @Test func aTestThatLeavesAnEffectRunningFailsWhenTheStoreGoesAway() async {
+        await withKnownIssue {
+            await leaveAnEffectRunning()
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("still running") && text.contains("Features.swift:")
+        }
+    }
+
+    /// Returns without `finish()`: the store's deinit, at the end of this function, must fail
+    /// the test.
+    private func leaveAnActionUnreceived() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+
+    private func leaveAnEffectRunning() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Counter.State()) {
+            Counter()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.startTicking)
+    }
+
+    @Test func aSentActionsFinishFailsAfterItsTimeout() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: Loader.State()) {
+            Loader()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        let task = await store.send(.load)
+        await withKnownIssue {
+            await task.finish(timeout: .milliseconds(50))
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("Expected the effects to finish")
+        }
+        await store.receive(.loaded) { $0.isLoaded = true }
+        await store.finish()
+    }
+
+    @Test func aSentActionsFinishWaitsForWhatFollowed() async {
+        let store = TestStore(initialState: Loader.State()) {
+            Loader()
+        } withDependencies: {
+            $0.continuousClock = ImmediateClock()
+        }
+        await store.send(.load).finish()
+        await store.receive(.loaded) { $0.isLoaded = true }
+        await store.receive(.saved) { $0.isSaved = true }
+        await store.finish()
+    }
+
+    @Test func aReducerMadeByTheTestStoreSeesItsDependencies() async {
+        let store = TestStore(initialState: NameReader.State()) {
+            NameReader()
+        } withDependencies: {
+            $0.featureName = "override"
+        }
+        await store.send(.read) {
+            $0.atInit = "override"
+            $0.inReducer = "override"
+        }
+        await store.receive(.readInEffect("override")) { $0.inEffect = "override" }
+        await store.finish()
+    }
+
+    @Test func dependenciesCanChangeDuringATest() async {
+        let store = TestStore(initialState: NameReader.State()) {
+            NameReader()
+        } withDependencies: {
+            $0.featureName = "first"
+        }
+        store.dependencies.featureName = "second"
+        await store.send(.read) {
+            $0.atInit = "first"
+            $0.inReducer = "second"
+        }
+        await store.receive(.readInEffect("second")) { $0.inEffect = "second" }
+        await store.finish()
+    }
+
+    @Test func skippedAssertionsCanBeShownWithoutFailing() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        store.exhaustivity = .off(showSkippedAssertions: true)
+        await store.send(.increment)
+        await store.send(.incrementLater)
+        await store.send(.incrementLater)
+        await store.receive(.increment) { $0.count = 2 }
+        await store.finish()
+    }
+
+    @Test func withExhaustivityAppliesToItsBodyOnly() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.withExhaustivity(.off) {
+            await store.send(.increment)
+        }
+        #expect(store.exhaustivity == .on)
+        await withKnownIssue {
+            await store.send(.increment)
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("did not say how")
+        }
+    }
+
+    @Test func skipInFlightEffectsWhenNoneRunIsReportedWhenStrict() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await withKnownIssue {
+            await store.skipInFlightEffects()
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("no in-flight effects")
+        }
+        await store.skipInFlightEffects(strict: false)
+        await store.finish()
+    }
+
+    @Test func receiveWithAPredicate() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        await store.receive({ $0 == .increment }) { $0.count = 1 }
+        await store.finish()
+    }
+
+    @Test func assertChecksTheStateWithoutAnAction() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        store.exhaustivity = .off
+        await store.send(.incrementLater)
+        await store.skipReceivedActions()
+        store.assert { $0.count = 1 }
+        withKnownIssue {
+            store.assert { $0.count = 5 }
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("does not match")
+        }
         await store.finish()
     }
 }

@@ -54,7 +54,7 @@ struct Lobby: Reducer, Sendable {
         await store.receive(\.visitorsChanged) { $0.visitors = 2 }
         await store.send(.doorOpened)
         await store.receive(\.visitorsChanged) { $0.visitors = 3 }  // written, then watched back
-        store.skipInFlightEffects()  // the watch runs until cancelled
+        await store.skipInFlightEffects()  // the watch runs until cancelled
         await store.finish()
     }
 
@@ -69,7 +69,7 @@ struct Lobby: Reducer, Sendable {
         await store.receive(\.visitorsChanged) {
             $0.problem = #"the value of key "lobby/visitors" is not a Int: "many""#
         }
-        store.skipInFlightEffects()
+        await store.skipInFlightEffects()
         await store.finish()
     }
 

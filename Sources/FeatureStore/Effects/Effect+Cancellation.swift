@@ -30,39 +30,71 @@ extension Effect {
 }
 
 extension Effect {
-    /// The same effect with every cancellation id it uses (in ``cancellable(id:cancelInFlight:)``
-    /// and ``cancel(id:)``) made private to `scope`: how `ifLet` and `forEach` keep one child's
-    /// `.cancel(id:)` from cancelling another child's effects.
-    func scopingIDs(to scope: EffectID) -> Self {
+    /// The same effect one level down the feature tree, under `scope` (an `ifLet` child or a
+    /// `forEach` element): its cancellation ids and its tasks get `scope` at the front of their
+    /// path. So a child's `.cancel(id:)` reaches only its own effects and its descendants', while
+    /// the parent's `.cancel(id:)` of the same id reaches the child's too, as in TCA.
+    func scoped(to scope: EffectScope) -> Self {
         switch operation {
-        case .none, .send, .run: self
-        case .merge(let effects): Self(.merge(effects.map { $0.scopingIDs(to: scope) }))
-        case .concatenate(let effects): Self(.concatenate(effects.map { $0.scopingIDs(to: scope) }))
+        case .none, .send:
+            return self
+        case .run(var run):
+            run.path.insert(scope, at: 0)
+            return Self(.run(run))
+        case .merge(let effects):
+            return Self(.merge(effects.map { $0.scoped(to: scope) }))
+        case .concatenate(let effects):
+            return Self(.concatenate(effects.map { $0.scoped(to: scope) }))
         case .cancellable(let id, let cancelInFlight, let effect):
-            Self(.cancellable(id: id.scoped(to: scope), cancelInFlight: cancelInFlight, effect: effect.scopingIDs(to: scope)))
-        case .cancel(let id): Self(.cancel(id: id.scoped(to: scope)))
+            return Self(.cancellable(id: id.scoped(to: scope), cancelInFlight: cancelInFlight, effect: effect.scoped(to: scope)))
+        case .cancel(let id):
+            return Self(.cancel(id: id.scoped(to: scope)))
         }
     }
 }
 
-/// A cancellation id, type-erased.
+/// One step down the feature tree: the key path of a child's state and the identity of the
+/// child there (an element's id, or which child an optional or enum holds).
 ///
-/// `@unchecked Sendable`: it is only built from `Hashable & Sendable` values.
+/// `@unchecked Sendable`: made only from key paths and `Hashable & Sendable` values, which are
+/// immutable.
+struct EffectScope: Hashable, @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    let identity: AnyHashable
+}
+
+/// A cancellation id, type-erased, with the place in the feature tree it was used at.
+///
+/// `@unchecked Sendable`: it is only built from `Hashable & Sendable` values and scopes.
 struct EffectID: Hashable, @unchecked Sendable {
     let base: AnyHashable
+    /// The scopes from the root store's reducer down to the feature that used the id.
+    let path: [EffectScope]
 
-    init(_ base: some Hashable & Sendable) {
+    init(_ base: some Hashable & Sendable, path: [EffectScope] = []) {
         self.base = AnyHashable(base)
+        self.path = path
     }
 
-    /// For ids the runtime makes of values that are immutable but not declared `Sendable`, such
-    /// as key paths.
-    init(unchecked base: some Hashable) {
-        self.base = AnyHashable(base)
+    /// This id one level down the feature tree.
+    func scoped(to scope: EffectScope) -> EffectID {
+        EffectID(base: base, path: [scope] + path)
     }
 
-    /// This id, private to `scope`.
-    func scoped(to scope: EffectID) -> EffectID {
-        EffectID(unchecked: [base, scope.base])
+    private init(base: AnyHashable, path: [EffectScope]) {
+        self.base = base
+        self.path = path
     }
+
+    /// The keys a task carrying this id is found under: the id at its own place and at every
+    /// ancestor's, so that a `.cancel(id:)` from any feature above reaches it.
+    var cancellationKeys: [EffectID] {
+        (0...path.count).map { EffectID(base: base, path: Array(path.prefix($0))) }
+    }
+}
+
+/// The marker id every effect of one child (one `ifLet` child or `forEach` element) carries, so
+/// that removing the child cancels them all.
+struct ChildEffects: Hashable, Sendable {
+    let scope: EffectScope
 }

@@ -1,4 +1,4 @@
-import IssueReporting
+import Dependencies
 
 /// The work a reducer asks the store to do after it changed the state: nothing, more actions, or
 /// asynchronous work that may send actions back.
@@ -21,11 +21,23 @@ public struct Effect<Action: Sendable>: Sendable {
     indirect enum Operation: Sendable {
         case none
         case send(Action)
-        case run(priority: TaskPriority?, body: @Sendable (Send<Action>) async -> Void)
+        case run(Run)
         case merge([Effect])
         case concatenate([Effect])
         case cancellable(id: EffectID, cancelInFlight: Bool, effect: Effect)
         case cancel(id: EffectID)
+    }
+
+    /// Asynchronous work, with what the store needs to start it as a task.
+    struct Run: Sendable {
+        var priority: TaskPriority?
+        var name: String?
+        /// Where the effect sits in the feature tree (the `ifLet`/`forEach` scopes it came through,
+        /// outermost first): what `withTaskCancellation(id:)` and `Task.cancel(id:)` inside it use.
+        var path: [EffectScope] = []
+        /// Where the effect was made, to name it when it is still running at the end of a test.
+        var location: SourceLocation?
+        var body: @Sendable (Send<Action>) async -> Void
     }
 
     let operation: Operation
@@ -48,16 +60,20 @@ public struct Effect<Action: Sendable>: Sendable {
     ///
     /// The task is cancelled when the store goes away, or by ``cancel(id:)`` when the effect is
     /// ``cancellable(id:cancelInFlight:)``. Cancellation is cooperative: `send` ignores actions
-    /// sent after the task was cancelled.
+    /// sent after the task was cancelled. The task sees the dependencies that were in effect
+    /// where the effect was made (inside the reducer, with any `.dependency` override of it).
     ///
     /// - Parameters:
     ///   - priority: The task's priority.
+    ///   - name: The task's name, as debuggers and `Task.name` show it.
     ///   - operation: The work. An error it throws goes to `handler`.
     ///   - handler: Turns an error into actions. Without one, an error is reported as an issue
     ///     that names where the effect was made (a test failure under a test, a warning on
-    ///     standard error otherwise); cancellation is never an error.
+    ///     standard error otherwise). A `CancellationError`, and any error thrown once the effect
+    ///     was cancelled, is never an error: nothing is reported and `handler` is not called.
     public static func run(
         priority: TaskPriority? = nil,
+        name: String? = nil,
         operation: @escaping @Sendable (_ send: Send<Action>) async throws -> Void,
         catch handler: (@Sendable (_ error: any Error, _ send: Send<Action>) async -> Void)? = nil,
         fileID: StaticString = #fileID,
@@ -65,32 +81,35 @@ public struct Effect<Action: Sendable>: Sendable {
         line: UInt = #line,
         column: UInt = #column
     ) -> Self {
-        Self(
-            .run(priority: priority) { send in
-                do {
-                    try await operation(send)
-                } catch is CancellationError where Task.isCancelled {
-                    // Cancelled on purpose: nothing to report.
-                } catch {
-                    if let handler {
-                        await handler(error, send)
-                    } else {
-                        reportIssue(
-                            """
-                            An effect threw an error that nothing handled: \(error)
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        return withEscapedDependencies { dependencies in
+            Self(
+                .run(
+                    Run(priority: priority, name: name, location: location) { send in
+                        await dependencies.yield {
+                            do {
+                                try await operation(send)
+                            } catch {
+                                // Cancelled on purpose, whatever the work threw on its way out.
+                                if error is CancellationError || Task.isCancelled { return }
+                                if let handler {
+                                    await handler(error, send)
+                                } else {
+                                    location.report(
+                                        """
+                                        An effect threw an error that nothing handled: \(error)
 
-                            Catch it inside the effect, or pass `catch:` to `Effect.run` to turn it \
-                            into an action.
-                            """,
-                            fileID: fileID,
-                            filePath: filePath,
-                            line: line,
-                            column: column
-                        )
+                                        Catch it inside the effect, or pass `catch:` to `Effect.run` to turn it \
+                                        into an action.
+                                        """
+                                    )
+                                }
+                            }
+                        }
                     }
-                }
-            }
-        )
+                )
+            )
+        }
     }
 
     /// Runs `effects` at the same time.
@@ -107,6 +126,10 @@ public struct Effect<Action: Sendable>: Sendable {
     }
 
     /// Runs `effects` one after the other: each starts when the one before has finished.
+    ///
+    /// Leading effects that need no task (`.send`, `.cancel(id:)`) take effect inside the store's
+    /// `send`, as if they had been merged: `.concatenate(.send(.a), .send(.b))` has reduced both
+    /// actions when `send` returns.
     public static func concatenate(_ effects: Self...) -> Self { concatenate(effects) }
 
     /// Runs `effects` one after the other: each starts when the one before has finished.
@@ -131,14 +154,41 @@ public struct Effect<Action: Sendable>: Sendable {
         return false
     }
 
+    /// Where the effect (its first asynchronous work) was made.
+    var location: SourceLocation? {
+        switch operation {
+        case .none, .send, .cancel: nil
+        case .run(let run): run.location
+        case .merge(let effects), .concatenate(let effects): effects.lazy.compactMap(\.location).first
+        case .cancellable(_, _, let effect): effect.location
+        }
+    }
+
+    /// Whether the effect does all its work inside the store's `send` (sending actions and
+    /// cancelling), with no task to start.
+    var isSynchronous: Bool {
+        switch operation {
+        case .none, .send, .cancel: true
+        case .run: false
+        case .merge(let effects), .concatenate(let effects): effects.allSatisfy(\.isSynchronous)
+        case .cancellable(_, _, let effect): effect.isSynchronous
+        }
+    }
+
     /// The same work, its actions turned into another feature's actions (how a child feature's
     /// effects reach its parent).
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Action) -> T) -> Effect<T> {
         switch operation {
         case .none: .none
         case .send(let action): .send(transform(action))
-        case .run(let priority, let body):
-            Effect<T>(.run(priority: priority) { send in await body(send.map(transform)) })
+        case .run(let run):
+            Effect<T>(
+                .run(
+                    Effect<T>.Run(priority: run.priority, name: run.name, path: run.path, location: run.location) { send in
+                        await run.body(send.map(transform))
+                    }
+                )
+            )
         case .merge(let effects): Effect<T>(.merge(effects.map { $0.map(transform) }))
         case .concatenate(let effects): Effect<T>(.concatenate(effects.map { $0.map(transform) }))
         case .cancellable(let id, let cancelInFlight, let effect):

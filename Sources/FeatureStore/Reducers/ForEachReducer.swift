@@ -5,9 +5,11 @@ extension Reducer {
     /// Runs `element` on one element of a collection feature, for the parent's actions that
     /// carry an ``IdentifiedAction``, before this reducer.
     ///
-    /// When this reducer removes an element, that element's running effects are cancelled. Each
-    /// element's cancellation ids are its own: one element's `.cancel(id:)` leaves the others'
-    /// effects running.
+    /// When this reducer removes an element, that element's running effects are cancelled (the
+    /// effects the element returned for the action that removed it still run). Each element's
+    /// cancellation ids are its own: one element's `.cancel(id:)` leaves the others' effects
+    /// running, while the parent's `.cancel(id:)` of an id reaches every element's effects under
+    /// that id too.
     ///
     /// ```swift
     /// Reduce { state, action in ... }
@@ -49,11 +51,11 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         let idsAfter = parentState[keyPath: state].ids
         let removed = idsBefore.subtracting(idsAfter)
         guard !removed.isEmpty else { return .merge(elementEffect, parentEffect) }
-        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancel(id: effectsID(of: $0)) })
+        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancel(id: ChildEffects(scope: scope(of: $0))) })
     }
 
-    private func effectsID(of id: ID) -> EffectID {
-        EffectID(unchecked: [AnyHashable(state), AnyHashable(id)])
+    private func scope(of id: ID) -> EffectScope {
+        EffectScope(keyPath: state, identity: id)
     }
 
     private func reduceElement(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
@@ -72,7 +74,7 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         let embed = UncheckedBox(action)
         return element.reduce(into: &parentState[keyPath: state][id: id]!, action: elementAction)
             .map { embed.value.embed(.element(id: id, action: $0)) }
-            .scopingIDs(to: effectsID(of: id))
-            .cancellable(id: effectsID(of: id))
+            .scoped(to: scope(of: id))
+            .cancellable(id: ChildEffects(scope: scope(of: id)))
     }
 }

@@ -5,8 +5,11 @@ extension Reducer {
     ///
     /// Child actions that arrive while the state is nil are reported as an issue (a test failure
     /// under a test): they usually mean an effect outlived the feature. When this reducer sets the
-    /// child state to nil, the child's running effects are cancelled. The child's cancellation ids
-    /// are its own: they cannot cancel the parent's effects.
+    /// child state to nil, or replaces the child by another (another enum case, another `id`),
+    /// the old child's running effects are cancelled; the effects the child returned for the
+    /// action that removed it still run. The child's cancellation ids are its own: they cannot
+    /// cancel the parent's effects, while the parent's `.cancel(id:)` of an id reaches the
+    /// child's effects under that id too.
     ///
     /// ```swift
     /// Reduce { state, action in ... }
@@ -43,19 +46,21 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
 
     public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
         let childEffect = reduceChild(into: &parentState, action: parentAction)
-        let wasPresent = parentState[keyPath: state] != nil
+        let before = parentState[keyPath: state].map(navigationIdentity(of:))
         let parentEffect = parent.reduce(into: &parentState, action: parentAction)
-        guard wasPresent, parentState[keyPath: state] == nil else {
-            return .merge(childEffect, parentEffect)
-        }
-        return .merge(childEffect, parentEffect, .cancel(id: childEffectsID))
+        let after = parentState[keyPath: state].map(navigationIdentity(of:))
+        guard let before, before != after else { return .merge(childEffect, parentEffect) }
+        // The child went away or was replaced by another: its effects end with it.
+        return .merge(childEffect, parentEffect, .cancel(id: ChildEffects(scope: scope(before))))
     }
 
-    private var childEffectsID: EffectID { EffectID(unchecked: state) }
+    private func scope(_ identity: AnyHashable) -> EffectScope {
+        EffectScope(keyPath: state, identity: identity)
+    }
 
     private func reduceChild(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
         guard let childAction = action.extract(from: parentAction) else { return .none }
-        guard parentState[keyPath: state] != nil else {
+        guard let childState = parentState[keyPath: state] else {
             location.report(
                 """
                 An "ifLet" at \(location) received a child action while its state was nil:
@@ -65,10 +70,11 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             )
             return .none
         }
+        let scope = scope(navigationIdentity(of: childState))
         let embed = UncheckedBox(action)
         return child.reduce(into: &parentState[keyPath: state]!, action: childAction)
             .map { embed.value.embed($0) }
-            .scopingIDs(to: childEffectsID)
-            .cancellable(id: childEffectsID)
+            .scoped(to: scope)
+            .cancellable(id: ChildEffects(scope: scope))
     }
 }

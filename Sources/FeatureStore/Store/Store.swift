@@ -25,8 +25,10 @@ public final class Store<State, Action: Sendable> {
     private let sendAction: @MainActor (Action) -> StoreTask
     private let observe: @MainActor (@escaping @MainActor () -> Void, @escaping @MainActor () -> Void) -> Int
     private let stopObserving: @MainActor (Int) -> Void
-    private let effects: EffectTasks
+    let effects: EffectTasks
     private let shutDownCore: @MainActor () -> Void
+    private let readDependencies: @MainActor () -> DependencyValues
+    private let writeDependencies: @MainActor (DependencyValues) -> Void
 
     /// Creates a store that runs `reducer` from `initialState`.
     ///
@@ -59,6 +61,8 @@ public final class Store<State, Action: Sendable> {
         self.stopObserving = { [weak core] in core?.removeObserver($0) }
         self.effects = core.effects
         self.shutDownCore = { [weak core] in core?.shutDown() }
+        self.readDependencies = { [unowned core] in core.dependencies }
+        self.writeDependencies = { [unowned core] in core.dependencies = $0 }
     }
 
     private init(
@@ -68,7 +72,9 @@ public final class Store<State, Action: Sendable> {
         observe: @escaping @MainActor (@escaping @MainActor () -> Void, @escaping @MainActor () -> Void) -> Int,
         stopObserving: @escaping @MainActor (Int) -> Void,
         effects: EffectTasks,
-        shutDownCore: @escaping @MainActor () -> Void
+        shutDownCore: @escaping @MainActor () -> Void,
+        readDependencies: @escaping @MainActor () -> DependencyValues,
+        writeDependencies: @escaping @MainActor (DependencyValues) -> Void
     ) {
         self.core = core
         self.readState = readState
@@ -77,6 +83,8 @@ public final class Store<State, Action: Sendable> {
         self.stopObserving = stopObserving
         self.effects = effects
         self.shutDownCore = shutDownCore
+        self.readDependencies = readDependencies
+        self.writeDependencies = writeDependencies
     }
 
     /// The current state.
@@ -89,7 +97,8 @@ public final class Store<State, Action: Sendable> {
 
     /// Reduces `action` now, and starts its effects.
     ///
-    /// - Returns: The effects started, to await with ``StoreTask/finish()`` or cancel.
+    /// - Returns: The effects started, to await with ``StoreTask/finish()`` or cancel; they
+    ///   include the effects of the actions those effects send back.
     @discardableResult
     public func send(_ action: Action) -> StoreTask {
         sendAction(action)
@@ -111,8 +120,16 @@ public final class Store<State, Action: Sendable> {
             observe: observe,
             stopObserving: stopObserving,
             effects: effects,
-            shutDownCore: shutDownCore
+            shutDownCore: shutDownCore,
+            readDependencies: readDependencies,
+            writeDependencies: writeDependencies
         )
+    }
+
+    /// The dependencies reducers see from now on, and the effects they return capture.
+    var dependencies: DependencyValues {
+        get { readDependencies() }
+        set { writeDependencies(newValue) }
     }
 
     /// How many effects are running.

@@ -1,4 +1,5 @@
 import Dependencies
+import Synchronization
 
 /// The state, reducer and effects behind a root ``Store`` and every store scoped from it.
 ///
@@ -8,12 +9,16 @@ import Dependencies
 final class StoreCore<State, Action: Sendable> {
     private(set) var state: State
     private let reduce: (inout State, Action) -> Effect<Action>
-    private let dependencies: DependencyValues
+    /// What reducers see while they run; effects capture what was in effect where they were made.
+    var dependencies: DependencyValues
     let effects = EffectTasks()
     private let location: SourceLocation
 
-    private var buffer: [Action] = []
+    /// Actions waiting to be reduced, each with the group its effects join (nil: the group of
+    /// the `send` that reduces it, made when it is first needed).
+    private var buffer: [(action: Action, group: EffectGroup?)] = []
     private var isReducing = false
+    private var isInsideReducer = false
     private var observers: [Int: @MainActor () -> Void] = [:]
     private var finishers: [Int: @MainActor () -> Void] = [:]
     private var nextObserver = 0
@@ -36,7 +41,11 @@ final class StoreCore<State, Action: Sendable> {
         for finish in finishers.values { finish() }
     }
 
-    func send(_ action: Action) -> StoreTask {
+    /// Reduces `action` (and the actions its `.send` effects buffer), then starts the effects.
+    ///
+    /// - Parameter origin: The group of the effect that sent `action`, which its own effects
+    ///   join, so that awaiting the first `send` awaits what followed from it.
+    func send(_ action: Action, originatingFrom origin: EffectGroup? = nil) -> StoreTask {
         guard !isShutDown else {
             location.report(
                 """
@@ -45,28 +54,49 @@ final class StoreCore<State, Action: Sendable> {
                 The store was made at \(location).
                 """
             )
-            return StoreTask(tasks: [])
+            return StoreTask(group: nil)
         }
-        buffer.append(action)
-        guard !isReducing else { return StoreTask(tasks: []) }
+        if isInsideReducer {
+            location.report(
+                """
+                An action was sent to the store while its reducer was running:
+                  \(action)
+                A reducer must not call `send`: return `.send(action)` from it instead. The action \
+                is reduced after the current one.
+                """
+            )
+        }
+        buffer.append((action, origin))
+        guard !isReducing else { return StoreTask(group: origin) }
         isReducing = true
-        defer { isReducing = false }
-
-        var tasks: [Task<Void, Never>] = []
+        var group = origin
         DependencyValues.$_current.withValue(dependencies) {
             var index = 0
             while index < buffer.count {
                 let next = buffer[index]
                 index += 1
-                let effect = reduce(&state, next)
-                if !effect.isNone { launch(effect, ids: [], into: &tasks) }
+                isInsideReducer = true
+                let effect = reduce(&state, next.action)
+                isInsideReducer = false
+                guard !effect.isNone else { continue }
+                let target: EffectGroup
+                if let own = next.group {
+                    target = own
+                } else if let group {
+                    target = group
+                } else {
+                    target = EffectGroup()
+                    group = target
+                }
+                _ = run(effect, in: target)
             }
         }
         buffer.removeAll(keepingCapacity: true)
+        isReducing = false
         if !observers.isEmpty {
             for observer in observers.values { observer() }
         }
-        return StoreTask(tasks: tasks)
+        return StoreTask(group: group)
     }
 
     /// Cancels every effect and ignores later actions.
@@ -98,51 +128,123 @@ final class StoreCore<State, Action: Sendable> {
         finishers[key] = nil
     }
 
-    /// Starts an effect's tasks, each cancellable by `ids`; `.send` actions join the buffer.
-    private func launch(_ effect: Effect<Action>, ids: [EffectID], into tasks: inout [Task<Void, Never>]) {
+    /// What an effect asks the store to start once the action's cancellations are applied.
+    private enum Launch {
+        case run(Effect<Action>.Run, ids: [EffectID])
+        case sequence([Effect<Action>], ids: [EffectID])
+        case cancelInFlight(EffectID)
+    }
+
+    /// Runs one action's effect: first everything that needs no task (its `.cancel(id:)`s, and
+    /// its `.send`s into the buffer), then its tasks. So an action's own `.cancel(id:)` never
+    /// cancels the work the same action starts (a row's delete request survives the parent
+    /// removing the row for that action), as in TCA.
+    ///
+    /// - Returns: The tasks started.
+    private func run(_ effect: Effect<Action>, in group: EffectGroup, ids: [EffectID] = []) -> [Task<Void, Never>] {
+        var launches: [Launch] = []
+        plan(effect, ids: ids, group: group, into: &launches)
+        return launches.compactMap { start($0, in: group) }
+    }
+
+    private func plan(_ effect: Effect<Action>, ids: [EffectID], group: EffectGroup, into launches: inout [Launch]) {
         switch effect.operation {
         case .none:
             break
         case .send(let action):
-            buffer.append(action)
-        case .run(let priority, let body):
-            let send = Send<Action> { [weak self] action in _ = self?.send(action) }
-            if let task = effects.start(priority: priority, ids: ids, operation: { await body(send) }) {
-                tasks.append(task)
-            }
+            buffer.append((action, group))
+        case .run(let run):
+            launches.append(.run(run, ids: ids))
         case .merge(let effects):
-            for effect in effects { launch(effect, ids: ids, into: &tasks) }
+            for effect in effects { plan(effect, ids: ids, group: group, into: &launches) }
         case .concatenate(let sequence):
-            let operation: @Sendable () async -> Void = { [weak self] in
-                for effect in sequence {
-                    guard !Task.isCancelled, let self else { return }
-                    await self.runToCompletion(effect, ids: ids)
-                }
+            // What needs no task takes effect now, in order; the rest runs as one task.
+            let synchronous = sequence.prefix(while: \.isSynchronous)
+            for effect in synchronous { plan(effect, ids: ids, group: group, into: &launches) }
+            if synchronous.count < sequence.count {
+                launches.append(.sequence(Array(sequence.dropFirst(synchronous.count)), ids: ids))
             }
-            if let task = effects.start(priority: nil, ids: ids, operation: operation) { tasks.append(task) }
         case .cancellable(let id, let cancelInFlight, let effect):
-            if cancelInFlight { effects.cancel(id: id) }
-            launch(effect, ids: ids + [id], into: &tasks)
+            if cancelInFlight { launches.append(.cancelInFlight(id)) }
+            plan(effect, ids: ids + [id], group: group, into: &launches)
         case .cancel(let id):
             effects.cancel(id: id)
         }
     }
 
-    /// Starts `effect` and returns when all its tasks have finished (for `.concatenate`).
-    private func runToCompletion(_ effect: Effect<Action>, ids: [EffectID]) async {
+    private func start(_ launch: Launch, in group: EffectGroup) -> Task<Void, Never>? {
+        let task: Task<Void, Never>?
+        switch launch {
+        case .cancelInFlight(let id):
+            effects.cancel(id: id)
+            return nil
+        case .run(let run, let ids):
+            let completion = EffectCompletion()
+            let location = self.location
+            let send = Send<Action> { [weak self] action in
+                if completion.isFinished {
+                    (run.location ?? location).report(
+                        """
+                        An action was sent from an effect that had already finished:
+                          \(action)
+                        Call `send` only while the effect's work runs; a callback that keeps it and \
+                        calls it later delivers actions that nothing awaits or cancels.
+                        """
+                    )
+                }
+                _ = self?.send(action, originatingFrom: group)
+            }
+            task = effects.start(
+                priority: run.priority,
+                name: run.name,
+                ids: ids,
+                path: run.path,
+                description: EffectDescription(location: run.location, name: run.name)
+            ) {
+                await run.body(send)
+                completion.finish()
+            }
+        case .sequence(let sequence, let ids):
+            task = effects.start(
+                priority: nil,
+                name: nil,
+                ids: ids,
+                path: [],
+                description: EffectDescription(location: sequence.lazy.compactMap(\.location).first, name: nil)
+            ) { [weak self] in
+                for effect in sequence {
+                    guard !Task.isCancelled, let self else { return }
+                    await self.runToCompletion(effect, ids: ids, group: group)
+                }
+            }
+        }
+        if let task { group.add(task) }
+        return task
+    }
+
+    /// Runs `effect` and returns when all its tasks have finished (for `.concatenate`).
+    private func runToCompletion(_ effect: Effect<Action>, ids: [EffectID], group: EffectGroup) async {
         // Checked here, on the main actor: a `.cancel(id:)` reduced since the hop wins.
         guard !Task.isCancelled, !isShutDown else { return }
-        var tasks: [Task<Void, Never>] = []
-        DependencyValues.$_current.withValue(dependencies) {
-            launch(effect, ids: ids, into: &tasks)
-        }
+        let tasks = run(effect, in: group, ids: ids)
         // A `.send` inside a concatenation is reduced now, in its turn; the effects of the
-        // actions it sends are theirs, not the concatenation's, so they are not awaited.
+        // actions it sends join the group but are not awaited here.
         if !buffer.isEmpty && !isReducing {
             let pending = buffer
             buffer.removeAll()
-            for action in pending { _ = send(action) }
+            for next in pending { _ = send(next.action, originatingFrom: next.group) }
         }
-        await StoreTask(tasks: tasks).finish()
+        for task in tasks { await task.value }
+    }
+}
+
+/// Whether an effect's work has returned, so a `send` it kept and calls later can be reported.
+private final class EffectCompletion: Sendable {
+    private let finished = Atomic(false)
+
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    func finish() {
+        finished.store(true, ordering: .releasing)
     }
 }

@@ -1,25 +1,36 @@
-/// The effects one ``Store/send(_:)`` started: await them, or cancel them.
+/// The effects one ``Store/send(_:)`` started, and the effects of the actions they send back:
+/// await them, or cancel them.
 ///
 /// ```swift
-/// await store.send(.refresh).finish()   // returns when the refresh's effects are done
+/// await store.send(.refresh).finish()   // returns when the refresh and what followed are done
 /// ```
 public struct StoreTask: Hashable, Sendable {
-    let tasks: [Task<Void, Never>]
+    let group: EffectGroup?
 
-    /// Cancels the effects.
+    /// Cancels the effects, and the effects of the actions they sent.
     public func cancel() {
-        for task in tasks { task.cancel() }
+        group?.cancel()
     }
 
-    /// Returns when every effect has finished; cancels them if the waiting task is cancelled.
+    /// Returns when every effect has finished, including those started by actions the effects
+    /// sent; cancels them if the waiting task is cancelled.
     public func finish() async {
+        guard let group else { return }
         await withTaskCancellationHandler {
-            for task in tasks { await task.value }
+            await group.finish()
         } onCancel: {
-            cancel()
+            group.cancel()
         }
     }
 
     /// Whether the effects were cancelled (true when there were none).
-    public var isCancelled: Bool { tasks.allSatisfy(\.isCancelled) }
+    public var isCancelled: Bool { group?.isCancelled ?? true }
+
+    public static func == (lhs: StoreTask, rhs: StoreTask) -> Bool {
+        lhs.group === rhs.group
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(group.map(ObjectIdentifier.init))
+    }
 }

@@ -1,7 +1,9 @@
 import CasePaths
 import CustomDump
 import Dependencies
+import Foundation
 import IssueReporting
+import Synchronization
 
 /// Tests a feature step by step: each action sent or received, and exactly how it changed the
 /// state, without a daemon.
@@ -24,22 +26,51 @@ import IssueReporting
 ///
 /// With ``Exhaustivity/on`` (the default) a test must say how every action changes the state,
 /// receive every action effects send, and let every effect finish; anything else fails the test
-/// at the line that caused it, with a diff of expected (−) and actual (+) state.
+/// at the line that caused it, with a diff of expected (−) and actual (+) state. A test that ends
+/// without ``finish(timeout:fileID:filePath:line:column:)`` is checked when the store goes away.
+///
+/// Unlike TCA's, this test store does not switch the process to the main serial executor:
+/// swift-testing runs tests in parallel in one process, and that switch is process-wide. Each
+/// `send` and `receive` instead waits until the effects it started have reached their first
+/// suspension. A suite that needs the serial executor runs `.serialized` inside
+/// `withMainSerialExecutor`.
 @MainActor
 public final class TestStore<State: Equatable, Action: Sendable> {
     /// The state as the test has asserted it so far.
     public private(set) var state: State
     /// How much the store checks; see ``Exhaustivity``.
-    public var exhaustivity: Exhaustivity = .on
+    public var exhaustivity: Exhaustivity = .on {
+        didSet { ending.withLock { $0.isExhaustive = exhaustivity == .on } }
+    }
     /// How long ``receive(_:timeout:assert:fileID:filePath:line:column:)`` and ``finish(timeout:fileID:filePath:line:column:)`` wait.
     public var timeout: Duration
 
+    /// The dependencies the reducer sees from now on, and the effects it returns capture.
+    ///
+    /// ```swift
+    /// store.dependencies.continuousClock = ImmediateClock()
+    /// ```
+    public var dependencies: DependencyValues {
+        get { store.dependencies }
+        set { store.dependencies = newValue }
+    }
+
     private let store: Store<State, Action>
-    private let recorder: TestRecorder<State, Action>
-    private let location: SourceLocation
-    private var isFinished = false
+    private nonisolated let recorder: TestRecorder<State, Action>
+    private nonisolated let effects: EffectTasks
+    private nonisolated let location: SourceLocation
+    /// What the end-of-test check needs, readable from the deinit on any thread.
+    private nonisolated let ending = Mutex(Ending())
+
+    private struct Ending {
+        var isExhaustive = true
+        var isFinished = false
+    }
 
     /// Creates a test store that runs `reducer` from `initialState`.
+    ///
+    /// The reducer is made inside the test's dependencies, so a dependency it reads when it is
+    /// created sees what `prepareDependencies` set.
     ///
     /// - Parameter prepareDependencies: Sets the dependencies the feature uses. Dependencies are
     ///   in their test context: one that is not set and has no `testValue` fails the test when
@@ -55,14 +86,13 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         column: UInt = #column
     ) where R.State == State, R.Action == Action {
         let recorder = TestRecorder<State, Action>()
-        let base = reducer()
         self.recorder = recorder
         self.state = initialState
         self.timeout = timeout
         self.location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         self.store = Store(
             initialState: initialState,
-            reducer: { TestReducer(base: base, recorder: recorder) },
+            reducer: { TestReducer(base: reducer(), recorder: recorder) },
             withDependencies: {
                 $0.context = .test
                 prepareDependencies(&$0)
@@ -72,18 +102,29 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             line: line,
             column: column
         )
+        self.effects = store.effects
     }
 
-    isolated deinit {
-        guard !isFinished else { return }
-        checkLeftovers(at: location, finishing: false)
+    // Not `isolated`: a plain deinit runs where the last reference goes, at the end of the test
+    // function and in its task, where the test framework can still tell which test to fail. An
+    // isolated deinit runs without the test's task-local values, and its reports were lost.
+    deinit {
+        let ending = self.ending.withLock { $0 }
+        guard ending.isExhaustive, !ending.isFinished else { return }
+        if Thread.isMainThread {
+            MainActor.assumeIsolated { checkLeftovers(at: location, finishing: false) }
+        } else {
+            // Off the main actor only the counts can be read.
+            reportLeftovers(actions: recorder.leftovers, effects: effects.running, at: location)
+        }
     }
 
     /// Sends `action` as the test, and checks the state it leads to.
     ///
     /// - Parameter updateStateToExpectedResult: Changes the previous state into the one expected
     ///   after the action; leave it out when the action must not change the state.
-    /// - Returns: The effects the action started, to cancel or await.
+    /// - Returns: The effects the action started (and those the actions they send start), to
+    ///   cancel or await with a timeout.
     @discardableResult
     public func send(
         _ action: Action,
@@ -92,7 +133,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         filePath: StaticString = #filePath,
         line: UInt = #line,
         column: UInt = #column
-    ) async -> StoreTask {
+    ) async -> TestStoreTask {
         let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         if exhaustivity == .on && !recorder.received.isEmpty {
             here.report(
@@ -110,7 +151,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         let actual = recorder.stateAfterSent ?? store.state
         check(actual: actual, update: updateStateToExpectedResult, after: "sending \(dump(action))", at: here)
         await letEffectsBegin()
-        return task
+        return TestStoreTask(rawValue: task, timeout: timeout)
     }
 
     /// Waits for the next action an effect sends, checks it is `expected`, and checks the state it
@@ -186,6 +227,72 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         )
     }
 
+    /// Waits for the next action an effect sends, checks that `isMatching` accepts it, and checks
+    /// the state it leads to.
+    ///
+    /// ```swift
+    /// await store.receive({ if case .loaded(let items) = $0 { items.count == 3 } else { false } }) {
+    ///     $0.items = [1, 2, 3]
+    /// }
+    /// ```
+    public func receive(
+        _ isMatching: @escaping (Action) -> Bool,
+        timeout: Duration? = nil,
+        assert updateStateToExpectedResult: ((inout State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
+        await receive(
+            matching: isMatching,
+            describedAs: "an action that matches the predicate",
+            mismatch: { _ in nil },
+            timeout: timeout,
+            update: updateStateToExpectedResult,
+            at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+
+    /// Checks the current state without sending or receiving an action: the state the test
+    /// asserted last, changed by `updateStateToExpectedResult`, must be the store's state (with
+    /// ``Exhaustivity/off``, the fields it sets must match).
+    public func assert(
+        _ updateStateToExpectedResult: @escaping (inout State) throws -> Void,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        let actual = exhaustivity == .on ? state : store.state
+        check(actual: actual, update: updateStateToExpectedResult, after: "the assertion", at: here, mayBeUnchanged: true)
+    }
+
+    /// Runs `operation` with ``exhaustivity`` set to `exhaustivity`, then sets it back.
+    @discardableResult
+    public func withExhaustivity<Result>(
+        _ exhaustivity: Exhaustivity,
+        _ operation: () throws -> Result
+    ) rethrows -> Result {
+        let previous = self.exhaustivity
+        self.exhaustivity = exhaustivity
+        defer { self.exhaustivity = previous }
+        return try operation()
+    }
+
+    /// Runs `operation` with ``exhaustivity`` set to `exhaustivity`, then sets it back.
+    @discardableResult
+    public func withExhaustivity<Result>(
+        _ exhaustivity: Exhaustivity,
+        _ operation: () async throws -> Result
+    ) async rethrows -> Result {
+        let previous = self.exhaustivity
+        self.exhaustivity = exhaustivity
+        defer { self.exhaustivity = previous }
+        return try await operation()
+    }
+
     /// Accepts every action received so far without checking them, and takes the state they led
     /// to as the asserted state.
     ///
@@ -197,27 +304,49 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         line: UInt = #line,
         column: UInt = #column
     ) async {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         for _ in 0..<8 { await Task.yield() }
         guard let last = recorder.received.last else {
-            if strict {
-                reportIssue("There were no received actions to skip.", fileID: fileID, filePath: filePath, line: line, column: column)
-            }
+            if strict { here.report("There were no received actions to skip.") }
             return
         }
+        showSkipped(
+            "Skipped receiving \(recorder.received.count) \(recorder.received.count == 1 ? "action" : "actions"):\n"
+                + describe(recorder.received.map(\.action)),
+            at: here
+        )
         state = last.state
         recorder.removeAllReceived()
     }
 
-    /// Cancels the effects still running, so the test can end without waiting for them (for
-    /// long-lived subscriptions a test does not care about).
-    public func skipInFlightEffects() {
+    /// Cancels the effects still running and waits for them to end, so the test can finish
+    /// without waiting for them (for long-lived subscriptions a test does not care about).
+    ///
+    /// - Parameter strict: Report an issue when no effect was running.
+    public func skipInFlightEffects(
+        strict: Bool = true,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        let running = effects.running
+        guard !running.isEmpty else {
+            if strict { here.report("There were no in-flight effects to skip.") }
+            return
+        }
+        showSkipped("Skipped \(running.count) in-flight \(running.count == 1 ? "effect" : "effects"):\n\(describe(running))", at: here)
         store.cancelAllEffects()
+        _ = await waitUntil(timeout) { [store] in store.runningEffects == 0 }
     }
 
     /// Waits until every effect has finished, then checks that every received action was handled.
     ///
     /// Call it at the end of a test: an effect still running after `timeout` fails the test,
-    /// with ``Exhaustivity/on``.
+    /// with ``Exhaustivity/on``. A test that ends without calling it is checked when the store
+    /// goes away, at the end of the test function: actions not received and effects still
+    /// running fail it there.
     public func finish(
         timeout: Duration? = nil,
         fileID: StaticString = #fileID,
@@ -228,17 +357,18 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         let limit = timeout ?? self.timeout
         let finished = await waitUntil(limit) { [store] in store.runningEffects == 0 }
-        if !finished && exhaustivity == .on {
-            here.report(
-                """
-                \(store.runningEffects) \(store.runningEffects == 1 ? "effect was" : "effects were") still \
-                running \(limit) after the test finished sending actions.
+        if !finished {
+            let running = effects.running
+            let message = """
+                \(running.count) \(running.count == 1 ? "effect was" : "effects were") still running \(limit) \
+                after the test finished sending actions:
+                \(describe(running))
                 Make sure long-running effects end (cancel them with an action), or call \
                 skipInFlightEffects() for those the test does not care about.
                 """
-            )
+            if exhaustivity == .on { here.report(message) } else { showSkipped(message, at: here) }
         }
-        isFinished = true
+        ending.withLock { $0.isFinished = true }
         checkLeftovers(at: here, finishing: true)
         store.cancelAllEffects()
     }
@@ -255,21 +385,28 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     ) async {
         let limit = timeout ?? self.timeout
         let recorder = self.recorder
-        let exhaustivity = self.exhaustivity
+        let isExhaustive = exhaustivity == .on
         let arrived = await waitUntil(limit) {
-            exhaustivity == .on ? !recorder.received.isEmpty : recorder.received.contains { isExpected($0.action) }
+            isExhaustive ? !recorder.received.isEmpty : recorder.received.contains { isExpected($0.action) }
         }
         guard arrived else {
             let leftovers =
-                exhaustivity == .off && !recorder.received.isEmpty
+                !isExhaustive && !recorder.received.isEmpty
                 ? "\nReceived instead:\n\(describe(recorder.received.map(\.action)))" : ""
             here.report("Expected to receive \(description), but received nothing within \(limit).\(leftovers)")
             return
         }
-        if exhaustivity == .off {
+        if !isExhaustive {
+            var skipped: [Action] = []
             while let first = recorder.received.first, !isExpected(first.action) {
                 state = first.state
-                _ = recorder.removeFirstReceived()
+                skipped.append(recorder.removeFirstReceived().action)
+            }
+            if !skipped.isEmpty {
+                showSkipped(
+                    "Skipped receiving \(skipped.count) \(skipped.count == 1 ? "action" : "actions"):\n\(describe(skipped))",
+                    at: here
+                )
             }
         }
         let received = recorder.removeFirstReceived()
@@ -299,33 +436,61 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     }
 
     /// Compares the state after a step with what the test expected, and moves on to it.
-    private func check(actual: State, update: ((inout State) throws -> Void)?, after step: String, at here: SourceLocation) {
+    private func check(
+        actual: State,
+        update: ((inout State) throws -> Void)?,
+        after step: String,
+        at here: SourceLocation,
+        mayBeUnchanged: Bool = false
+    ) {
         defer { state = actual }
-        var expected = exhaustivity == .on ? state : actual
+        let isExhaustive = exhaustivity == .on
+        var expected = isExhaustive ? state : actual
+        var exhaustiveExpectation = state
         if let update {
             do {
                 try update(&expected)
+                if !isExhaustive { try update(&exhaustiveExpectation) }
             } catch {
                 here.report("The state assertion threw an error: \(error)")
                 return
             }
         }
         if expected == actual {
-            if exhaustivity == .on, update != nil, actual == state {
+            if isExhaustive, !mayBeUnchanged, update != nil, actual == state {
                 here.report("Expected the state to change after \(step), but it did not change.")
+            }
+            if !isExhaustive, exhaustiveExpectation != actual {
+                let difference = diff(exhaustiveExpectation, actual, format: .proportional) ?? ""
+                showSkipped("A state change after \(step) was not asserted: (expected −, actual +)\n\(difference)", at: here)
             }
             return
         }
         let difference = diff(expected, actual, format: .proportional) ?? "\(dump(expected))\n!=\n\(dump(actual))"
-        if exhaustivity == .on && update == nil {
+        if isExhaustive && update == nil {
             here.report("The state changed after \(step), but the test did not say how: (expected −, actual +)\n\(difference)")
         } else {
             here.report("The state after \(step) does not match the expectation: (expected −, actual +)\n\(difference)")
         }
     }
 
+    /// Reports what an exhaustive test would have failed on, as a known issue, when the store is
+    /// ``Exhaustivity/off(showSkippedAssertions:)`` with skipped assertions shown.
+    private func showSkipped(_ message: String, at here: SourceLocation) {
+        guard case .off(showSkippedAssertions: true) = exhaustivity else { return }
+        withExpectedIssue(fileID: here.fileID, filePath: here.filePath, line: here.line, column: here.column) {
+            here.report(message)
+        }
+    }
+
     private func checkLeftovers(at here: SourceLocation, finishing: Bool) {
-        guard exhaustivity == .on else { return }
+        guard exhaustivity == .on else {
+            if !recorder.received.isEmpty {
+                let actions = recorder.received.map(\.action)
+                showSkipped("\(actions.count) received actions were not asserted:\n\(describe(actions))", at: here)
+            }
+            return
+        }
         if !recorder.received.isEmpty {
             here.report(
                 """
@@ -336,11 +501,25 @@ public final class TestStore<State: Equatable, Action: Sendable> {
                 """
             )
         }
-        if !finishing && store.runningEffects > 0 {
+        if !finishing { reportLeftovers(actions: 0, effects: effects.running, at: here) }
+    }
+
+    /// Reports received actions the test did not handle (by count) and effects still running.
+    private nonisolated func reportLeftovers(actions: Int, effects running: [EffectDescription], at here: SourceLocation) {
+        if actions > 0 {
             here.report(
                 """
-                The test ended with \(store.runningEffects) \(store.runningEffects == 1 ? "effect" : "effects") \
-                still running. End them with an action, await store.finish(), or call skipInFlightEffects().
+                The test ended with \(actions) received \(actions == 1 ? "action" : "actions") it did not handle. \
+                Receive them with receive(_:), or skip them with skipReceivedActions().
+                """
+            )
+        }
+        if !running.isEmpty {
+            here.report(
+                """
+                The test ended with \(running.count) \(running.count == 1 ? "effect" : "effects") still running:
+                \(describe(running))
+                End them with an action, await store.finish(), or call skipInFlightEffects().
                 """
             )
         }
@@ -366,6 +545,10 @@ private func dump(_ value: some Any) -> String {
     return output
 }
 
-private func describe<Action>(_ actions: [Action]) -> String {
-    actions.map { "  • " + dump($0).replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
+private func describe<Item>(_ items: [Item]) -> String {
+    items.map { "  • " + dump($0).replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
+}
+
+private func describe(_ effects: [EffectDescription]) -> String {
+    effects.map { "  • \($0)" }.joined(separator: "\n")
 }
