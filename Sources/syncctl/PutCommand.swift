@@ -23,7 +23,12 @@ struct PutCommand: AsyncParsableCommand {
     @Flag(help: "Bind the key to this syncctl's connection: syncd deletes it when syncctl exits.")
     var ephemeral = false
 
-    @Flag(help: "Stay connected after the put until interrupted or syncd goes away (with --ephemeral: presence).")
+    @Flag(
+        help: """
+            Stay connected after the put until interrupted (with --ephemeral: presence). If syncd \
+            restarts, reconnect and put the ephemeral key back, unless another process wrote it.
+            """
+    )
     var hold = false
 
     func run() async throws {
@@ -36,8 +41,8 @@ struct PutCommand: AsyncParsableCommand {
         } else {
             bytes = Data(value.utf8)
         }
-        // Holding presence must end with the connection: the key is gone then.
-        let client = try await options.connect(reconnects: !hold)
+        // Holding presence reconnects after a restart of syncd; the client puts the key back.
+        let client = try await options.connect(reconnects: hold)
         let result = try await CommandFailure.exitOnError {
             try await client.put(key, value: bytes, ifVersion: ifVersion, ephemeral: ephemeral)
         }

@@ -52,7 +52,7 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    private func printChanges(of stream: AsyncThrowingStream<WatchBatch, Error>) async throws {
+    private func printChanges(of stream: WatchStream) async throws {
         var printed = 0
         do {
             for try await batch in stream {

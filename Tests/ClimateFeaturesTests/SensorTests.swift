@@ -41,7 +41,7 @@ import Testing
 
         #expect(try await sharedState.get(.reading(of: "kitchen")) == second)
         #expect(try await sharedState.get(.online("kitchen")) == true)
-        sharedState.endSession()
+        await sharedState.endSession()
         #expect(try await sharedState.get(.online("kitchen")) == false)
     }
 

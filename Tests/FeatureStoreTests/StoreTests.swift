@@ -99,7 +99,6 @@ import Testing
         while !store.isLoaded { await Task.yield() }
         task.cancel()
         await task.finish()
-        await clock.run()
         #expect(store.runningEffects == 0)
         #expect(!store.isSaved)
         #expect(task.isCancelled)

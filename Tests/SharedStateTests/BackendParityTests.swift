@@ -1,5 +1,6 @@
 import Foundation
 import SharedState
+import Synchronization
 import Testing
 
 /// The in-memory backend (the dependency's test value) must behave exactly like syncd: the same
@@ -105,5 +106,66 @@ import Testing
             transcript.append("bad prefix: \(error)")
         }
         return transcript
+    }
+}
+
+/// The order of a write's answer and the watch events it causes.
+@Suite struct EventOrderTests {
+    @Test(arguments: ["syncd", "in-memory"])
+    func aWritesEventsArriveBeforeItsAnswer(backendName: String) async throws {
+        if backendName == "syncd" {
+            try await withDaemon { socketPath in
+                let client = try await connect(socketPath)
+                try await checkOrder(client)
+                await client.close()
+            }
+        } else {
+            try await checkOrder(InMemorySharedState())
+        }
+    }
+
+    /// Every answer that carries revision R comes after the watch received R's event.
+    private func checkOrder(_ backend: any SharedStateBackend) async throws {
+        let watch = backend.watch(prefixes: ["a/"])
+        var iterator = watch.makeAsyncIterator()
+        _ = try await iterator.next()  // the snapshot
+        let put = try await backend.put("a/1", json: "1")
+        #expect(watch.latestRevision >= put.revision)
+        let transaction = try await backend.transaction(Transaction(onSuccess: [.put("a/2", json: "2"), .put("a/3", json: "3")]))
+        #expect(watch.latestRevision >= transaction.revision)
+        let delete = try await backend.delete("a/1")
+        #expect(watch.latestRevision >= delete)
+        #expect(try await iterator.next()?.revision == put.revision)
+        #expect(try await iterator.next()?.changes.count == 2)
+        #expect(try await iterator.next()?.revision == delete)
+    }
+
+    @Test func inMemoryAnswersAfterTheWatchHandledTheEvent() async throws {
+        for _ in 0..<50 {
+            let backend = InMemorySharedState()
+            let log = Mutex<[String]>([])
+            let watch = backend.watch(prefixes: ["a/"])
+            let consumer = Task {
+                for try await batch in watch where batch.kind != .snapshot {
+                    await Task.yield()  // handling takes a while
+                    log.withLock { $0.append("event \(batch.revision)") }
+                }
+            }
+            // Wait until the consumer iterates, as a feature's effect would be.
+            while log.withLock({ $0.isEmpty }) {
+                try await backend.put("a/warm-up", json: "0")
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            log.withLock { $0.removeAll() }
+            for value in 1...10 {
+                let result = try await backend.put("a/k", json: "\(value)")
+                log.withLock { $0.append("answer \(result.revision)") }
+            }
+            consumer.cancel()
+            let entries = log.withLock { $0 }
+            let expected = entries.compactMap { $0.hasPrefix("answer ") ? $0.dropFirst(7) : nil }
+                .flatMap { ["event \($0)", "answer \($0)"] }
+            #expect(entries == expected)
+        }
     }
 }

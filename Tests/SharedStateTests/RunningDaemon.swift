@@ -46,7 +46,7 @@ func connect(_ socketPath: String, name: String = "test") async throws -> Shared
 /// Collects the first `count` batches of a watch, failing after `timeout`.
 func firstBatches(
     _ count: Int,
-    of stream: AsyncThrowingStream<WatchBatch, Error>,
+    of stream: WatchStream,
     timeout: Duration = .seconds(10)
 ) async throws -> [WatchBatch] {
     try await withThrowingTaskGroup(of: [WatchBatch].self) { group in

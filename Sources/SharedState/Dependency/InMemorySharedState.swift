@@ -8,6 +8,13 @@ import Synchronization
 /// Writes are planned by the same code syncd uses, and keys and values are checked by the same
 /// rules, so a feature that passes its tests against this behaves the same against syncd.
 ///
+/// Events come in syncd's order, deterministically: a write returns only after every watch it
+/// changed has handled its batch (its consumer came back for the next one), so in a `TestStore`
+/// the action a watch sends for revision R is reduced before the action carrying the write's
+/// result for R, as with syncd, where the event of R precedes the response carrying R. (A watch
+/// whose consumer is the writing task itself, or is stuck elsewhere for over a second, is not
+/// waited for.)
+///
 /// ```swift
 /// let sharedState = InMemorySharedState(["climate/target": #"21.5"#])
 /// let store = TestStore(initialState: Thermostat.State()) { Thermostat() } withDependencies: {
@@ -17,8 +24,11 @@ import Synchronization
 public final class InMemorySharedState: SharedStateBackend {
     private struct Watcher {
         var prefixes: [String]
-        var continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation
+        var buffer: WatchBuffer
     }
+
+    /// How long a write waits for a watch's consumer to handle its batch.
+    private static let handoffTimeout = Duration.seconds(1)
 
     private struct State {
         var entries: [String: Entry] = [:]
@@ -26,6 +36,8 @@ public final class InMemorySharedState: SharedStateBackend {
         var log: [WatchBatch] = []
         var watchers: [Int: Watcher] = [:]
         var nextWatcher = 0
+        var connectionState = ConnectionState.connected
+        var connectionObservers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
     }
 
     /// The session ephemeral keys are bound to.
@@ -44,7 +56,7 @@ public final class InMemorySharedState: SharedStateBackend {
             do throws(SharedStateError) {
                 try KeyRules.validateKey(key, limits: limits)
                 try ValueRules.validateValue(Data(json.utf8), limits: limits)
-                try write(.put(key: key, value: Data(json.utf8), ifVersion: nil))
+                _ = try apply(.put(key: key, value: Data(json.utf8), ifVersion: nil))
             } catch {
                 preconditionFailure("InMemorySharedState: initial value of \"\(key)\" is not valid: \(error)")
             }
@@ -76,7 +88,7 @@ public final class InMemorySharedState: SharedStateBackend {
     {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
-        let outcome = try write(.put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeral ? Self.session : 0))
+        let outcome = try await write(.put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeral ? Self.session : 0))
         guard case .put(let revision, let version) = outcome else { preconditionFailure("a put has a put outcome") }
         return PutResult(revision: revision, version: version)
     }
@@ -84,7 +96,7 @@ public final class InMemorySharedState: SharedStateBackend {
     @discardableResult
     public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
         try KeyRules.validateKey(key, limits: limits)
-        guard case .delete(let revision) = try write(.delete(key: key, ifVersion: ifVersion)) else {
+        guard case .delete(let revision) = try await write(.delete(key: key, ifVersion: ifVersion)) else {
             preconditionFailure("a delete has a delete outcome")
         }
         return revision
@@ -117,14 +129,15 @@ public final class InMemorySharedState: SharedStateBackend {
             onSuccess: transaction.onSuccess.map { $0.request(session: Self.session) },
             onFailure: transaction.onFailure.map { $0.request(session: Self.session) }
         )
-        guard case .transaction(let succeeded, let revision) = try write(request) else {
+        guard case .transaction(let succeeded, let revision) = try await write(request) else {
             preconditionFailure("a transaction has a transaction outcome")
         }
         return TransactionResult(succeeded: succeeded, revision: revision)
     }
 
-    public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> AsyncThrowingStream<WatchBatch, Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WatchBatch.self)
+    public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> WatchStream {
+        let buffer = WatchBuffer()
+        let stream = WatchStream(buffer: buffer)
         // No prefix means every key, as in syncd.
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         do throws(SharedStateError) {
@@ -135,47 +148,89 @@ public final class InMemorySharedState: SharedStateBackend {
                 throw RequestRules.revisionAhead(fromRevision, current: current)
             }
         } catch {
-            continuation.finish(throwing: error)
+            buffer.finish(throwing: error)
             return stream
         }
         let id = state.withLock { state in
             if let fromRevision {
                 for batch in state.log where batch.revision > fromRevision {
                     let changes = batch.changes.filter { Self.matches($0.key, prefixes) }
-                    if !changes.isEmpty { continuation.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes)) }
+                    if !changes.isEmpty { buffer.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes)) }
                 }
             } else {
                 let snapshot = state.entries.values
                     .filter { Self.matches($0.key, prefixes) }
                     .sorted { $0.key < $1.key }
                     .map(Change.put)
-                continuation.yield(WatchBatch(kind: .snapshot, revision: state.revision, changes: snapshot))
+                buffer.yield(WatchBatch(kind: .snapshot, revision: state.revision, changes: snapshot))
             }
             let id = state.nextWatcher
             state.nextWatcher += 1
-            state.watchers[id] = Watcher(prefixes: prefixes, continuation: continuation)
+            state.watchers[id] = Watcher(prefixes: prefixes, buffer: buffer)
             return id
         }
-        continuation.onTermination = { [weak self] _ in
+        buffer.onTermination { [weak self] in
             _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
         }
         return stream
     }
 
-    /// Deletes the ephemeral keys, as syncd does when the writing process goes away.
-    public func endSession() {
-        let keys = state.withLock { $0.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key) }
-        _ = try? write(.expireEphemeral(session: nil, keys: keys))
+    /// `connected` (or what ``setConnectionState(_:)`` set), then every change set.
+    public func connectionStates() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self)
+        let (id, current) = state.withLock { state in
+            defer { state.nextWatcher += 1 }
+            if state.connectionState != .closed { state.connectionObservers[state.nextWatcher] = continuation }
+            return (state.nextWatcher, state.connectionState)
+        }
+        continuation.yield(current)
+        if current == .closed { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.connectionObservers.removeValue(forKey: id) }
+        }
+        return stream
     }
 
-    /// Plans `request` at the next revision and applies it, telling every matching watcher.
+    /// Tells every ``connectionStates()`` observer that the connection is now `connectionState`,
+    /// so a test can drive a feature through a restart of syncd (`.reconnecting`, then
+    /// `.connected`); `.closed` finishes them.
+    public func setConnectionState(_ connectionState: ConnectionState) {
+        let observers = state.withLock { state in
+            state.connectionState = connectionState
+            defer { if connectionState == .closed { state.connectionObservers = [:] } }
+            return Array(state.connectionObservers.values)
+        }
+        for observer in observers {
+            observer.yield(connectionState)
+            if connectionState == .closed { observer.finish() }
+        }
+    }
+
+    /// Deletes the ephemeral keys, as syncd does when the writing process goes away.
+    public func endSession() async {
+        let keys = state.withLock { $0.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key) }
+        _ = try? await write(.expireEphemeral(session: nil, keys: keys))
+    }
+
+    /// Plans `request` at the next revision and applies it, then waits until every watch it
+    /// changed has handled the change (see the type's discussion).
     @discardableResult
-    private func write(_ request: WriteRequest) throws(SharedStateError) -> WriteOutcome {
-        try state.withLock { state throws(SharedStateError) -> WriteOutcome in
+    private func write(_ request: WriteRequest) async throws(SharedStateError) -> WriteOutcome {
+        let (outcome, revision, told) = try apply(request)
+        for buffer in told {
+            await buffer.waitUntilHandled(through: revision, timeout: Self.handoffTimeout)
+        }
+        return outcome
+    }
+
+    /// Plans `request` at the next revision and applies it, handing the change to every matching
+    /// watch; returns the outcome, the revision of the change, and the watches told.
+    private func apply(_ request: WriteRequest) throws(SharedStateError) -> (WriteOutcome, UInt64, [WatchBuffer]) {
+        try state.withLock { state throws(SharedStateError) -> (WriteOutcome, UInt64, [WatchBuffer]) in
             // Read through `state` itself: a copy of the entries held across the mutation below
             // would make every write copy the whole dictionary.
             let plan = try WritePlanner.plan(request, revision: state.revision + 1) { state.entries[$0] }
-            guard !plan.changes.isEmpty else { return plan.outcome }
+            guard !plan.changes.isEmpty else { return (plan.outcome, state.revision, []) }
             state.revision += 1
             for change in plan.changes {
                 switch change.type {
@@ -185,13 +240,15 @@ public final class InMemorySharedState: SharedStateBackend {
             }
             let batch = WatchBatch(kind: .changes, revision: state.revision, changes: plan.changes)
             state.log.append(batch)
+            var told: [WatchBuffer] = []
             for watcher in state.watchers.values {
                 let changes = batch.changes.filter { Self.matches($0.key, watcher.prefixes) }
                 if !changes.isEmpty {
-                    watcher.continuation.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes))
+                    watcher.buffer.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes))
+                    told.append(watcher.buffer)
                 }
             }
-            return plan.outcome
+            return (plan.outcome, state.revision, told)
         }
     }
 

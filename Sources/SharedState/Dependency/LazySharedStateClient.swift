@@ -50,17 +50,34 @@ final class LazySharedStateClient: SharedStateBackend {
         try await client().transaction(transaction)
     }
 
-    func watch(prefixes: [String], fromRevision: UInt64?) -> AsyncThrowingStream<WatchBatch, Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WatchBatch.self)
+    func watch(prefixes: [String], fromRevision: UInt64?) -> WatchStream {
+        // Connecting is asynchronous and this is not: a task connects, then relays the client's
+        // watch into a buffer of its own, which folds like any other when the consumer is slow.
+        let buffer = WatchBuffer()
         let task = Task {
             do {
                 for try await batch in try await client().watch(prefixes: prefixes, fromRevision: fromRevision) {
-                    continuation.yield(batch)
+                    buffer.yield(batch)
                 }
-                continuation.finish()
+                buffer.finish()
             } catch {
-                continuation.finish(throwing: error)
+                buffer.finish(throwing: error)
             }
+        }
+        buffer.onTermination { task.cancel() }
+        return WatchStream(buffer: buffer)
+    }
+
+    func connectionStates() -> AsyncStream<ConnectionState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self)
+        let task = Task {
+            guard let client = try? await client() else {
+                continuation.yield(.reconnecting)
+                continuation.finish()
+                return
+            }
+            for await state in client.connectionStates() { continuation.yield(state) }
+            continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream

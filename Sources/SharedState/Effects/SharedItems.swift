@@ -30,8 +30,9 @@ extension SharedItem: Equatable where Value: Equatable {}
 public struct SharedItems<Value: Codable & Sendable>: Sendable {
     /// The revision the batch brings the watcher to.
     public var revision: UInt64
-    /// True for a snapshot (the first batch, or a resync after falling behind): ``puts`` is every
-    /// key under the prefix, and any key the feature knew that is missing was deleted.
+    /// True for a snapshot (the first batch): ``puts`` is every key under the prefix. A resync
+    /// (after falling behind, or a resume from a compacted revision) is a difference like any other
+    /// batch: puts for what changed, deletes for what is gone.
     public var replacesAll: Bool
     /// Keys written, in key order for a snapshot and in write order otherwise.
     public var puts: [SharedItem<Value>]
@@ -79,25 +80,18 @@ extension SharedStateBackend {
         under prefix: String,
         as type: Value.Type = Value.self
     ) -> AsyncThrowingStream<SharedItems<Value>, Error> {
-        let batches = watch(prefixes: [prefix], fromRevision: nil)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await batch in batches where batch.kind != .progress {
-                        continuation.yield(
-                            SharedItems(batch) { change in
-                                Result { () throws(SharedStateError) in
-                                    try SharedKey<Value>.decode(change.entry.value, named: change.key)
-                                }
-                            }
-                        )
+        // Read in the consumer's own task: a slow consumer leaves the watch's batches to fold.
+        let iterator = WatchIterator(watch(prefixes: [prefix], fromRevision: nil).makeAsyncIterator())
+        return AsyncThrowingStream(unfolding: {
+            while let batch = try await iterator.next() {
+                guard batch.kind != .progress else { continue }
+                return SharedItems(batch) { change in
+                    Result { () throws(SharedStateError) in
+                        try SharedKey<Value>.decode(change.entry.value, named: change.key)
                     }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+            return nil
+        })
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 final class ManagedWatch: Sendable {
     let prefixes: [String]
     private let start: WatchStart
-    private let continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation
+    private let buffer: WatchBuffer
     private let state = Mutex(State())
 
     private struct State {
@@ -19,10 +19,10 @@ final class ManagedWatch: Sendable {
         var idOnConnection: UInt64 = 0
     }
 
-    init(prefixes: [String], start: WatchStart, continuation: AsyncThrowingStream<WatchBatch, Error>.Continuation) {
+    init(prefixes: [String], start: WatchStart, buffer: WatchBuffer) {
         self.prefixes = prefixes
         self.start = start
-        self.continuation = continuation
+        self.buffer = buffer
     }
 
     /// Starts (or restarts) the watch on `connection`. `onLost` is told when the connection ends
@@ -59,7 +59,7 @@ final class ManagedWatch: Sendable {
 
     /// Ends the consumer's stream.
     func finish(throwing error: SharedStateError) {
-        continuation.finish(throwing: error)
+        buffer.finish(throwing: error)
     }
 
     private func started(after revision: UInt64) {
@@ -75,7 +75,7 @@ final class ManagedWatch: Sendable {
             state.needsSnapshot = false
             return state.cursor.absorb(batch, isFirst: isFirst)
         }
-        continuation.yield(forConsumer)
+        buffer.yield(forConsumer)
     }
 
     private func ended(on connection: Connection, _ error: SharedStateError) {
@@ -91,7 +91,7 @@ final class ManagedWatch: Sendable {
             state.withLock { $0.needsSnapshot = true }
             run(on: connection)
         default:
-            continuation.finish(throwing: error)
+            buffer.finish(throwing: error)
         }
     }
 }

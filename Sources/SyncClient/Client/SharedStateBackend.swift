@@ -27,7 +27,12 @@ public protocol SharedStateBackend: Sendable {
 
     /// Watches the keys under `prefixes`: a snapshot first (or, with `fromRevision`, every change
     /// after it), then every change, one batch per revision.
-    func watch(prefixes: [String], fromRevision: UInt64?) -> AsyncThrowingStream<WatchBatch, Error>
+    func watch(prefixes: [String], fromRevision: UInt64?) -> WatchStream
+
+    /// The connection's state now, then every change to it: `reconnecting` while syncd is away,
+    /// `connected` when it is back (watches resume and presence is put back by themselves), and
+    /// `closed` at the end, which finishes the stream.
+    func connectionStates() -> AsyncStream<ConnectionState>
 }
 
 extension SharedStateBackend {
@@ -60,7 +65,7 @@ extension SharedStateBackend {
     }
 
     /// Watches the keys under `prefixes` from a snapshot.
-    public func watch(prefixes: [String]) -> AsyncThrowingStream<WatchBatch, Error> {
+    public func watch(prefixes: [String]) -> WatchStream {
         watch(prefixes: prefixes, fromRevision: nil)
     }
 }

@@ -19,6 +19,11 @@ import Synchronization
 /// revision was compacted meanwhile, a watch starts again from a snapshot and delivers only the
 /// difference, as a ``WatchBatch/Kind-swift.struct/resync`` batch. ``connectionStates()`` reports
 /// each transition.
+///
+/// Presence survives a restart of syncd: after reconnecting, and before its watches resume, the
+/// client puts back the ephemeral keys it held, with the last values it wrote, each only if the
+/// key does not exist (`ifVersion: 0`). If another process wrote the key meanwhile, that value
+/// stays and the client stops holding the key.
 public final class SharedStateClient: Sendable {
     /// How to reach syncd.
     public struct Configuration: Sendable {
@@ -47,6 +52,8 @@ public final class SharedStateClient: Sendable {
         var watches: [UInt64: ManagedWatch] = [:]
         var observers: [UInt64: AsyncStream<ConnectionState>.Continuation] = [:]
         var reconnection: Task<Void, Never>?
+        /// The ephemeral keys this client holds, with the last value it wrote to each.
+        var presence: [String: Data] = [:]
     }
 
     private let configuration: Configuration
@@ -155,6 +162,7 @@ public final class SharedStateClient: Sendable {
             )
         )
         guard case .put(let put) = result else { throw unexpected(result) }
+        state.withLock { $0.presence[key] = ephemeral ? value : nil }
         return PutResult(revision: put.revision, version: put.version)
     }
 
@@ -172,6 +180,7 @@ public final class SharedStateClient: Sendable {
                 })
         )
         guard case .delete(let delete) = result else { throw unexpected(result) }
+        state.withLock { $0.presence[key] = nil }
         return delete.revision
     }
 
@@ -211,6 +220,12 @@ public final class SharedStateClient: Sendable {
                 })
         )
         guard case .transaction(let outcome) = result else { throw unexpected(result) }
+        let applied = outcome.succeeded ? transaction.onSuccess : transaction.onFailure
+        state.withLock { state in
+            for operation in applied {
+                state.presence[operation.key] = operation.isEphemeral ? operation.value : nil
+            }
+        }
         return TransactionResult(succeeded: outcome.succeeded, revision: outcome.revision)
     }
 
@@ -290,35 +305,36 @@ public final class SharedStateClient: Sendable {
     /// is replayed from the change log, then live changes follow. Either way each revision's
     /// changes arrive in one batch, in revision order, with no gap and no duplicate; idle watches
     /// get ``WatchBatch/Kind-swift.struct/progress`` batches. Across reconnects the watch resumes
-    /// where it stopped.
+    /// where it stopped. A consumer that falls behind gets the batches it has not taken folded
+    /// into one resync (see ``WatchStream``), so the client's memory stays bounded.
     ///
     /// Stop consuming (or cancel the consuming task) to cancel the watch on the daemon. The
     /// stream ends with an error when the watch cannot start (`compacted` for a `fromRevision`
     /// already compacted, `invalidArgument`) or the client closes (`unavailable`).
-    public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> AsyncThrowingStream<WatchBatch, Error> {
+    public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> WatchStream {
         watch(prefixes: prefixes, start: fromRevision.map(WatchStart.after) ?? .snapshot)
     }
 
     /// Watches the keys under `prefixes`, starting where `start` says.
-    public func watch(prefixes: [String], start: WatchStart) -> AsyncThrowingStream<WatchBatch, Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WatchBatch.self)
+    public func watch(prefixes: [String], start: WatchStart) -> WatchStream {
         do throws(SharedStateError) {
             for prefix in prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
         } catch {
-            continuation.finish(throwing: error)
-            return stream
+            return .failed(error)
         }
-        let watch = ManagedWatch(prefixes: prefixes, start: start, continuation: continuation)
+        let buffer = WatchBuffer()
+        let stream = WatchStream(buffer: buffer)
+        let watch = ManagedWatch(prefixes: prefixes, start: start, buffer: buffer)
         let id = makeIdentifier()
         let (connection, isClosed) = state.withLock { state in
             if state.connectionState != .closed { state.watches[id] = watch }
             return (state.connection, state.connectionState == .closed)
         }
         if isClosed {
-            continuation.finish(throwing: SharedStateError(.unavailable, "the client is closed"))
+            buffer.finish(throwing: SharedStateError(.unavailable, "the client is closed"))
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
+        buffer.onTermination { [weak self] in
             guard let self, let watch = self.state.withLock({ $0.watches.removeValue(forKey: id) }) else { return }
             watch.cancel()
         }
@@ -375,7 +391,12 @@ public final class SharedStateClient: Sendable {
                 try? await Task.sleep(for: delay)
                 guard !Task.isCancelled, self != nil else { return }
                 if let connection = try? await Connection.open(configuration) {
-                    if let self { self.adopt(connection) } else { connection.close() }
+                    guard let self else {
+                        connection.close()
+                        return
+                    }
+                    await self.restorePresence(on: connection)
+                    self.adopt(connection)
                     return
                 }
                 delay = min(delay * 2, configuration.maxReconnectDelay)
@@ -383,6 +404,30 @@ public final class SharedStateClient: Sendable {
         }
         state.withLock { state in
             if state.connectionState == .closed { task.cancel() } else { state.reconnection = task }
+        }
+    }
+
+    /// Puts back the ephemeral keys this client held, on a new connection, before anything else
+    /// uses it; a key another process wrote meanwhile is left to it.
+    private func restorePresence(on connection: Connection) async {
+        for (key, value) in state.withLock({ $0.presence }).sorted(by: { $0.key < $1.key }) {
+            do throws(SharedStateError) {
+                _ = try await connection.call(
+                    .put(
+                        .with {
+                            $0.key = key
+                            $0.value = value
+                            $0.ifVersion = 0
+                            $0.ephemeral = true
+                        }
+                    )
+                )
+            } catch  where error.code == .conflict {
+                state.withLock { if $0.presence[key] == value { $0.presence[key] = nil } }
+            } catch {
+                // The new connection failed too: it is replaced, and this runs again.
+                return
+            }
         }
     }
 

@@ -52,6 +52,11 @@ public struct Transaction: Sendable {
             if case .put(let put) = wireValue.kind { return put.value }
             return nil
         }
+        /// Whether it is a put bound to the connection.
+        var isEphemeral: Bool {
+            if case .put(let put) = wireValue.kind { return put.ephemeral }
+            return false
+        }
 
         /// Sets `key` to `value` (one JSON document), if its version is `ifVersion` when given;
         /// with `ephemeral`, bound to this connection.

@@ -12,12 +12,15 @@ public struct WatchBatch: Sendable, Hashable {
         public static let changes = Kind(.changes)
         /// No changes: the watch is current with ``WatchBatch/revision``.
         public static let progress = Kind(.progress)
-        /// Like ``snapshot``: the watcher fell too far behind, so syncd skipped ahead and sends every
-        /// selected entry at ``WatchBatch/revision``. Keys missing from it were deleted meanwhile.
+        /// The watcher skipped ahead to ``WatchBatch/revision`` (it fell behind, or resumed from a
+        /// compacted revision). From syncd it is every selected entry, like a snapshot; a
+        /// ``WatchStream`` turns it into the difference from what its consumer had seen: puts for
+        /// keys that changed, deletes for keys that are gone, nothing for keys that did not change.
         public static let resync = Kind(.resync)
 
-        /// Whether the batch replaces what the watcher knew (a snapshot or a resync).
-        public var replacesState: Bool { base == .snapshot || base == .resync }
+        /// Whether the batch replaces what the consumer of a ``WatchStream`` knew: a snapshot. (A
+        /// resync there is a difference, applied like changes.)
+        public var replacesState: Bool { base == .snapshot }
 
         public var description: String {
             switch base {

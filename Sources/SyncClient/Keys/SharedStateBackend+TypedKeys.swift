@@ -56,7 +56,7 @@ extension SharedStateBackend {
     public func values<Value>(of key: SharedKey<Value>) -> AsyncStream<Value> {
         let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
         return AsyncStream(unfolding: {
-            while let batch = await iterator.next() {
+            while let batch = try? await iterator.next() {
                 if case .success(let value) = update(of: key, in: batch) { return value }
             }
             return nil
@@ -77,22 +77,17 @@ extension SharedStateBackend {
     /// The value of a typed key now, then after every change: the default when it is missing or
     /// deleted, a failure when a value does not decode as `Value`.
     ///
-    /// The stream ends with the watch's error (`unavailable` once the client closes).
+    /// The stream ends with the watch's error (`unavailable` once the client closes). It reads the
+    /// watch in the consumer's own task, so a slow consumer leaves the watch's batches to fold (see
+    /// ``WatchStream``) instead of piling them up here.
     public func updates<Value>(of key: SharedKey<Value>) -> AsyncThrowingStream<Result<Value, SharedStateError>, Error> {
-        let batches = watch(prefixes: [key.name], fromRevision: nil)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await batch in batches {
-                        if let update = update(of: key, in: batch) { continuation.yield(update) }
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+        let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
+        return AsyncThrowingStream(unfolding: {
+            while let batch = try await iterator.next() {
+                if let update = update(of: key, in: batch) { return update }
             }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+            return nil
+        })
     }
 
     /// The key's value after `batch`, or nil if the batch says nothing about it.
@@ -108,18 +103,18 @@ extension SharedStateBackend {
     }
 }
 
-/// Lets `AsyncStream(unfolding:)` pull from a watch's iterator.
+/// Lets `AsyncStream(unfolding:)` pull from a watch's iterator, in the consumer's task.
 ///
 /// `@unchecked Sendable`: the unfolding closure is only called by the stream's single consumer,
 /// one call at a time, so the iterator is never used concurrently.
-private final class WatchIterator: @unchecked Sendable {
-    private var base: AsyncThrowingStream<WatchBatch, Error>.Iterator
+package final class WatchIterator: @unchecked Sendable {
+    private var base: WatchStream.Iterator
 
-    init(_ base: AsyncThrowingStream<WatchBatch, Error>.Iterator) {
+    package init(_ base: WatchStream.Iterator) {
         self.base = base
     }
 
-    func next() async -> WatchBatch? {
-        try? await base.next()
+    package func next() async throws -> WatchBatch? {
+        try await base.next()
     }
 }

@@ -25,7 +25,7 @@ struct BenchWatchersCommand: AsyncParsableCommand {
     func run() async throws {
         var clients: [SharedStateClient] = []
         // Held so that each watch stays open: a watch ends when its stream is released.
-        var iterators: [AsyncThrowingStream<WatchBatch, Error>.AsyncIterator] = []
+        var iterators: [WatchStream.Iterator] = []
         for _ in 0..<connections {
             let client = try await options.connect()
             var iterator = client.watch(prefixes: [prefix]).makeAsyncIterator()

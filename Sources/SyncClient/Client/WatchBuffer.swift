@@ -1,0 +1,292 @@
+import Synchronization
+
+/// The batches a watch has produced and its consumer has not taken yet, bounded by the keys the
+/// watch selects rather than by the number of changes.
+///
+/// While the consumer keeps up, each batch is handed over as it is: one revision per batch, in
+/// order. When the undelivered batches pass ``Configuration/maxPendingBytes``, they are folded
+/// into one batch holding the latest change of each key they touched (a put with its last
+/// value, or a delete), and every later batch folds into it until the consumer takes it. The
+/// consumer then gets that one batch, as a ``WatchBatch/Kind-swift.struct/resync`` (the
+/// difference from what it had seen), or as a snapshot if it had not yet taken the first one. So
+/// a slow consumer may miss intermediate values and revisions, never the latest value of a key nor
+/// a deletion, and never half a revision.
+///
+/// It also tells a writer when the consumer has handled a revision (came back for the next
+/// batch), which the in-memory shared state uses to give watches syncd's order.
+package final class WatchBuffer: Sendable {
+    /// How much may wait for the consumer before batches are folded.
+    package struct Configuration: Sendable {
+        /// Undelivered bytes (keys and values, and a little per change) that start folding.
+        package var maxPendingBytes = 1 << 20
+
+        package init() {}
+    }
+
+    fileprivate enum End {
+        case finished
+        case failed(any Error)
+    }
+
+    fileprivate struct Handoff {
+        let revision: UInt64
+        let id: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    fileprivate struct State {
+        var pending: [WatchBatch] = []
+        var pendingBytes = 0
+        var folded: FoldedBatch?
+        var consumer: CheckedContinuation<WatchBatch?, any Error>?
+        /// How the stream ends once the pending batches are taken; nil while it goes on.
+        var end: End?
+        var isTerminated = false
+        var onTermination: (@Sendable () -> Void)?
+        /// Whether the first batch (a snapshot, for a watch that starts with one) was taken.
+        var hasDeliveredFirst = false
+        var hasConsumer = false
+        /// A hash of the consumer's task, so a write from the consumer itself never waits for it.
+        var consumerTask: Int?
+        var yieldedRevision: UInt64 = 0
+        var deliveredRevision: UInt64 = 0
+        var handledRevision: UInt64 = 0
+        var handoffs: [Handoff] = []
+        var nextHandoff = 0
+        var folds = 0
+    }
+
+    private let configuration: Configuration
+    private let state = Mutex(State())
+
+    package init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// The highest revision given to the buffer so far, taken by the consumer or not.
+    package var latestRevision: UInt64 { state.withLock { $0.yieldedRevision } }
+
+    /// How many times undelivered batches were folded into one (for tests and diagnostics).
+    package var folds: Int { state.withLock { $0.folds } }
+
+    /// Called once when the consumer goes away (stops iterating, or its task is cancelled) or the
+    /// stream ends; set it before the first batch.
+    package func onTermination(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state in
+            guard !state.isTerminated else { return true }
+            state.onTermination = handler
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    // MARK: Producer
+
+    /// Hands `batch` to the consumer, or keeps it (folded, past the bound) until it asks.
+    package func yield(_ batch: WatchBatch) {
+        let consumer: CheckedContinuation<WatchBatch?, any Error>? = state.withLock { state in
+            guard !state.isTerminated, state.end == nil else { return nil }
+            state.yieldedRevision = max(state.yieldedRevision, batch.revision)
+            if let consumer = state.consumer, state.pending.isEmpty, state.folded == nil {
+                state.consumer = nil
+                state.markDelivered(batch)
+                return consumer
+            }
+            if state.folded != nil {
+                state.folded!.absorb(batch)
+                return nil
+            }
+            state.pending.append(batch)
+            state.pendingBytes += batch.estimatedBytes
+            if state.pendingBytes > configuration.maxPendingBytes {
+                var folded = FoldedBatch(startsWithSnapshot: !state.hasDeliveredFirst && state.pending[0].kind == .snapshot)
+                for pending in state.pending { folded.absorb(pending) }
+                state.folded = folded
+                state.pending = []
+                state.pendingBytes = 0
+                state.folds += 1
+            }
+            return nil
+        }
+        consumer?.resume(returning: batch)
+    }
+
+    /// Ends the stream after the batches already given: normally, or with `error`.
+    package func finish(throwing error: (any Error)? = nil) {
+        let (consumer, handoffs) = state.withLock { state -> (CheckedContinuation<WatchBatch?, any Error>?, [Handoff]) in
+            guard !state.isTerminated, state.end == nil else { return (nil, []) }
+            state.end = error.map(End.failed) ?? .finished
+            guard let consumer = state.consumer else { return (nil, []) }
+            state.consumer = nil
+            state.isTerminated = true
+            return (consumer, state.takeHandoffs())
+        }
+        for handoff in handoffs { handoff.continuation.resume() }
+        guard let consumer else { return }
+        if let error { consumer.resume(throwing: error) } else { consumer.resume(returning: nil) }
+        runTermination()
+    }
+
+    /// Returns once the consumer has handled every batch up to `revision` (it asked for the next
+    /// one), or at once when it cannot: it never iterated, it went away, or the caller is the
+    /// consumer itself. Gives up after `timeout`, so a consumer stuck elsewhere slows a writer
+    /// down instead of hanging it.
+    package func waitUntilHandled(through revision: UInt64, timeout: Duration) async {
+        let task = withUnsafeCurrentTask { $0?.hashValue }
+        let id: Int? = state.withLock { state in
+            guard state.hasConsumer, !state.isTerminated, state.handledRevision < revision,
+                task == nil || task != state.consumerTask
+            else { return nil }
+            defer { state.nextHandoff += 1 }
+            return state.nextHandoff
+        }
+        guard let id else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.handoff(through: revision, id: id) }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func handoff(through revision: UInt64, id: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.isTerminated || state.handledRevision >= revision || Task.isCancelled { return true }
+                    state.handoffs.append(Handoff(revision: revision, id: id, continuation: continuation))
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let handoff = state.withLock { state -> Handoff? in
+                guard let index = state.handoffs.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.handoffs.remove(at: index)
+            }
+            handoff?.continuation.resume()
+        }
+    }
+
+    // MARK: Consumer
+
+    /// The next batch, nil at the end; ends the watch when the consuming task is cancelled.
+    func next() async throws -> WatchBatch? {
+        let task = withUnsafeCurrentTask { $0?.hashValue }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WatchBatch?, any Error>) in
+                let (result, handoffs, terminates) = state.withLock { state -> (Result<WatchBatch?, any Error>?, [Handoff], Bool) in
+                    // Coming back for more means everything given so far was handled.
+                    state.handledRevision = state.deliveredRevision
+                    let handoffs = state.takeHandoffs()
+                    state.hasConsumer = true
+                    state.consumerTask = task
+                    if let folded = state.folded {
+                        state.folded = nil
+                        let batch = folded.batch
+                        state.markDelivered(batch)
+                        return (.success(batch), handoffs, false)
+                    }
+                    if !state.pending.isEmpty {
+                        let batch = state.pending.removeFirst()
+                        state.pendingBytes -= batch.estimatedBytes
+                        state.markDelivered(batch)
+                        return (.success(batch), handoffs, false)
+                    }
+                    if state.isTerminated || Task.isCancelled {
+                        let wasTerminated = state.isTerminated
+                        state.isTerminated = true
+                        return (.success(nil), handoffs + state.takeHandoffs(), !wasTerminated)
+                    }
+                    if let end = state.end {
+                        state.isTerminated = true
+                        let result: Result<WatchBatch?, any Error>
+                        switch end {
+                        case .finished: result = .success(nil)
+                        case .failed(let error): result = .failure(error)
+                        }
+                        return (result, handoffs + state.takeHandoffs(), true)
+                    }
+                    state.consumer = continuation
+                    return (nil, handoffs, false)
+                }
+                for handoff in handoffs { handoff.continuation.resume() }
+                if let result { continuation.resume(with: result) }
+                if terminates { runTermination() }
+            }
+        } onCancel: {
+            terminate()
+        }
+    }
+
+    /// Ends the stream from the consumer's side: it went away or was cancelled.
+    func terminate() {
+        let (consumer, handoffs, wasTerminated) = state.withLock { state in
+            let wasTerminated = state.isTerminated
+            state.isTerminated = true
+            state.pending = []
+            state.folded = nil
+            defer { state.consumer = nil }
+            return (state.consumer, state.takeHandoffs(), wasTerminated)
+        }
+        for handoff in handoffs { handoff.continuation.resume() }
+        consumer?.resume(returning: nil)
+        if !wasTerminated { runTermination() }
+    }
+
+    private func runTermination() {
+        let handler = state.withLock { state in
+            defer { state.onTermination = nil }
+            return state.onTermination
+        }
+        handler?()
+    }
+}
+
+extension WatchBuffer.State {
+    fileprivate mutating func markDelivered(_ batch: WatchBatch) {
+        hasDeliveredFirst = true
+        deliveredRevision = max(deliveredRevision, batch.revision)
+    }
+
+    fileprivate mutating func takeHandoffs() -> [WatchBuffer.Handoff] {
+        let ready = handoffs.filter { isTerminated || $0.revision <= handledRevision }
+        if !ready.isEmpty { handoffs.removeAll { isTerminated || $0.revision <= handledRevision } }
+        return ready
+    }
+}
+
+/// Undelivered batches folded into the latest change of each key they touched.
+private struct FoldedBatch: Sendable {
+    /// Whether the consumer has seen nothing yet, so the result is a snapshot (puts only).
+    let startsWithSnapshot: Bool
+    var revision: UInt64 = 0
+    var changes: [String: Change] = [:]
+
+    init(startsWithSnapshot: Bool) {
+        self.startsWithSnapshot = startsWithSnapshot
+    }
+
+    mutating func absorb(_ batch: WatchBatch) {
+        revision = max(revision, batch.revision)
+        for change in batch.changes {
+            if startsWithSnapshot && change.type == .delete {
+                changes[change.key] = nil
+            } else {
+                changes[change.key] = change
+            }
+        }
+    }
+
+    var batch: WatchBatch {
+        let sorted = changes.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        return WatchBatch(kind: startsWithSnapshot ? .snapshot : .resync, revision: revision, changes: sorted)
+    }
+}
+
+extension WatchBatch {
+    /// Roughly what the batch holds in memory.
+    fileprivate var estimatedBytes: Int {
+        changes.reduce(64) { $0 + 64 + $1.key.utf8.count + $1.entry.value.count }
+    }
+}

@@ -1,0 +1,64 @@
+/// The batches of one watch, in revision order: a snapshot or replay first, then every change.
+///
+/// ```swift
+/// for try await batch in client.watch(prefixes: ["door/"]) {
+///     print(batch.revision, batch.changes)
+/// }
+/// ```
+///
+/// However slow the consumer, what waits for it is bounded by the keys the watch selects: past a
+/// bound, undelivered batches fold into one ``WatchBatch/Kind-swift.struct/resync`` batch that
+/// carries the latest change of each key they touched. The consumer may then miss intermediate
+/// values; it never misses the latest value of a key, nor a deletion, nor gets half a revision.
+///
+/// Stop iterating (or cancel the iterating task) to end the watch.
+public struct WatchStream: AsyncSequence, Sendable {
+    public typealias Element = WatchBatch
+    public typealias Failure = any Error
+
+    let buffer: WatchBuffer
+    private let lifetime: Lifetime
+
+    /// A stream fed through `buffer`; the watch ends when the stream and its iterators are gone.
+    package init(buffer: WatchBuffer) {
+        self.buffer = buffer
+        self.lifetime = Lifetime(buffer: buffer)
+    }
+
+    /// A stream that ends with `error` at its first element.
+    package static func failed(_ error: any Error) -> WatchStream {
+        let buffer = WatchBuffer()
+        buffer.finish(throwing: error)
+        return WatchStream(buffer: buffer)
+    }
+
+    /// The highest revision the watch has received, whether its consumer took it yet or not.
+    package var latestRevision: UInt64 { buffer.latestRevision }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(buffer: buffer, lifetime: lifetime)
+    }
+
+    /// Iterates a ``WatchStream``.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let buffer: WatchBuffer
+        fileprivate let lifetime: Lifetime
+
+        public mutating func next() async throws -> WatchBatch? {
+            try await buffer.next()
+        }
+    }
+}
+
+/// Ends the watch when the last stream or iterator that shares it goes away.
+private final class Lifetime: Sendable {
+    let buffer: WatchBuffer
+
+    init(buffer: WatchBuffer) {
+        self.buffer = buffer
+    }
+
+    deinit {
+        buffer.terminate()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import SharedState
+import SyncClient
+import Testing
+
+/// The client-side buffer of one watch: handed over as is while the consumer keeps up, folded
+/// into the latest change of each key when it does not.
+@Suite struct WatchBufferTests {
+    private func put(_ key: String, _ json: String, at revision: UInt64) -> Change {
+        .put(Entry(key: key, value: Data(json.utf8), version: 1, createRevision: revision, modRevision: revision))
+    }
+
+    private func changes(_ revision: UInt64, _ changes: Change...) -> WatchBatch {
+        WatchBatch(kind: .changes, revision: revision, changes: changes)
+    }
+
+    @Test func aConsumerThatKeepsUpGetsEveryBatchAsItIs() async throws {
+        let buffer = WatchBuffer()
+        var iterator = WatchStream(buffer: buffer).makeAsyncIterator()
+        for revision in UInt64(1)...5 {
+            buffer.yield(changes(revision, put("k", "\(revision)", at: revision)))
+            let batch = try await iterator.next()
+            #expect(batch == changes(revision, put("k", "\(revision)", at: revision)))
+        }
+        #expect(buffer.folds == 0)
+    }
+
+    @Test func aSlowConsumerGetsTheLatestChangeOfEveryKeyAndEveryDeletion() async throws {
+        var configuration = WatchBuffer.Configuration()
+        configuration.maxPendingBytes = 4_096
+        let buffer = WatchBuffer(configuration: configuration)
+        var iterator = WatchStream(buffer: buffer).makeAsyncIterator()
+        buffer.yield(WatchBatch(kind: .snapshot, revision: 0, changes: []))
+        #expect(try await iterator.next()?.kind == .snapshot)
+        // 10,000 revisions over 10 keys, while the consumer takes nothing; k3 ends deleted.
+        for revision in UInt64(1)...10_000 {
+            buffer.yield(changes(revision, put("k\(revision % 10)", "\(revision)", at: revision)))
+        }
+        buffer.yield(changes(10_001, .delete("k3", revision: 10_001)))
+        #expect(buffer.folds == 1)
+        let folded = try #require(try await iterator.next())
+        #expect(folded.kind == .resync)
+        #expect(folded.revision == 10_001)
+        #expect(folded.changes.map(\.key) == (0...9).map { "k\($0)" })
+        #expect(folded.changes.first { $0.key == "k3" }?.type == .delete)
+        #expect(folded.changes.first { $0.key == "k7" }?.entry.value == Data("9997".utf8))
+        // Then back to one batch per revision.
+        buffer.yield(changes(10_002, put("k1", "x", at: 10_002)))
+        #expect(try await iterator.next()?.revision == 10_002)
+    }
+
+    @Test func aSnapshotNotYetTakenFoldsIntoASnapshot() async throws {
+        var configuration = WatchBuffer.Configuration()
+        configuration.maxPendingBytes = 1_024
+        let buffer = WatchBuffer(configuration: configuration)
+        let stream = WatchStream(buffer: buffer)
+        buffer.yield(WatchBatch(kind: .snapshot, revision: 5, changes: [put("a", "1", at: 3), put("b", "1", at: 4)]))
+        for revision in UInt64(6)...200 {
+            buffer.yield(changes(revision, put("c", "\(revision)", at: revision)))
+        }
+        buffer.yield(changes(201, .delete("a", revision: 201)))
+        var iterator = stream.makeAsyncIterator()
+        let folded = try #require(try await iterator.next())
+        #expect(folded.kind == .snapshot)
+        #expect(folded.revision == 201)
+        #expect(folded.changes.map(\.key) == ["b", "c"])
+    }
+
+    @Test func theStreamEndsWithTheErrorAfterWhatWasGiven() async throws {
+        let buffer = WatchBuffer()
+        buffer.yield(changes(1, put("a", "1", at: 1)))
+        buffer.finish(throwing: SharedStateError(.compacted, "gone"))
+        var iterator = WatchStream(buffer: buffer).makeAsyncIterator()
+        #expect(try await iterator.next()?.revision == 1)
+        await #expect(throws: SharedStateError.self) { try await iterator.next() }
+        #expect(try await iterator.next() == nil)
+    }
+
+    @Test func droppingTheStreamEndsTheWatch() async {
+        let buffer = WatchBuffer()
+        let ended = AsyncStream.makeStream(of: Void.self)
+        buffer.onTermination { ended.continuation.finish() }
+        do {
+            let stream = WatchStream(buffer: buffer)
+            _ = stream.makeAsyncIterator()
+        }
+        for await _ in ended.stream {}
+    }
+
+    @Test func cancellingTheConsumerEndsTheWatch() async throws {
+        let buffer = WatchBuffer()
+        let ended = AsyncStream.makeStream(of: Void.self)
+        buffer.onTermination { ended.continuation.finish() }
+        let stream = WatchStream(buffer: buffer)
+        let consumer = Task {
+            for try await _ in stream {}
+        }
+        consumer.cancel()
+        try await consumer.value
+        for await _ in ended.stream {}
+    }
+}
