@@ -96,3 +96,74 @@ struct Lobby: Reducer, Sendable {
         await client.close()
     }
 }
+
+// The README's request channel, and its exhaustive test.
+
+/// A request channel: other processes put requests under `inbox/requests/`; the inbox applies
+/// each one and deletes it in the same transaction, so after a crash a request is applied once.
+struct Inbox: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var applied: [String] = []
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case start
+        case requestsChanged(SharedItems<String>)
+        case requestApplied(key: String, Result<TransactionResult, SharedStateError>)
+    }
+
+    enum CancelID { case requests }
+    @Dependency(\.sharedState) var sharedState
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        switch action {
+        case .start:
+            return .observe(prefix: "inbox/requests/", as: String.self) { .requestsChanged($0) }
+                .cancellable(id: CancelID.requests)
+        case .requestsChanged(let items):
+            // Apply each request only if it is still the version we saw, and delete it with it.
+            return .merge(
+                items.puts.map { item in
+                    .run { send in
+                        let result = await Result { () async throws(SharedStateError) in
+                            try await sharedState.transaction(
+                                Transaction(
+                                    compares: [.version(of: item.key, is: item.version)],
+                                    onSuccess: [.put("inbox/last", json: #""\#(item.key)""#), .delete(item.key)]
+                                )
+                            )
+                        }
+                        await send(.requestApplied(key: item.key, result))
+                    }
+                }
+            )
+        case .requestApplied(let key, .success(let result)) where result.succeeded:
+            state.applied.append(key)
+            return .none
+        case .requestApplied:
+            return .none  // someone else applied or withdrew it first
+        }
+    }
+}
+
+@MainActor @Test func appliesEachRequestOnce() async throws {
+    let sharedState = InMemorySharedState()
+    let store = TestStore(initialState: Inbox.State()) { Inbox() } withDependencies: {
+        $0.sharedState = sharedState
+    }
+    await store.send(.start)
+    await store.receive(\.requestsChanged)                       // the snapshot: no request yet
+    try await sharedState.put("inbox/requests/1", json: #""open the door""#)   // another process
+    await store.receive(\.requestsChanged)                       // the request
+    await store.receive(\.requestsChanged)                       // its deletion, by our transaction
+    await store.receive(\.requestApplied) { $0.applied = ["inbox/requests/1"] }
+    await store.skipInFlightEffects()
+    await store.finish()
+}
+
+/// The exhaustive test above, 200 times: the in-memory state gives watches syncd's order, so it
+/// never depends on which task reaches the main actor first.
+@MainActor @Test(arguments: 1...200) func theRequestChannelTestIsDeterministic(run: Int) async throws {
+    try await appliesEachRequestOnce()
+}
