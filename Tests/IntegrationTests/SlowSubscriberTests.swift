@@ -37,13 +37,18 @@ import Testing
         String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys]), as: UTF8.self)
     }
 
-    private func write(_ count: Int, from first: Int, with client: SharedStateClient) async throws -> Double {
+    private func write(
+        _ count: Int,
+        from first: Int,
+        padding: Int = 400,
+        with client: SharedStateClient
+    ) async throws -> Double {
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for lane in 0..<8 {
                 group.addTask {
                     for index in stride(from: first + lane, to: first + count, by: 8) {
-                        let padding = String(repeating: "x", count: 400)
+                        let padding = String(repeating: "x", count: padding)
                         try await client.put("load/\(index % 64)", json: #"{"n":\#(index),"pad":"\#(padding)"}"#)
                     }
                 }
@@ -94,6 +99,56 @@ import Testing
         #expect(frozen.stdout.filter { $0 == "\n" }.count < 10_000, "the backlog was replaced, not kept")
         let status = try await syncctl(["--json", "status"], scratch: scratch)
         #expect(status.stdout.contains(#""revision":10000,"#))
+        try await daemon.stop()
+    }
+
+    /// A watcher that is alive but slow (its reader sleeps 2 ms a line) keeps reading its socket,
+    /// so syncd sees no backlog: the client library must bound what waits for the consumer.
+    @Test func aSlowButAliveWatcherStaysBoundedAndConverges() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let script = """
+            mkfifo "$0/fifo"
+            "$1" --socket "$2" --json watch load/ > "$0/fifo" &
+            echo $! > "$0/watch.pid"
+            while IFS= read -r line; do printf '%s\\n' "$line" >> "$0/seen"; sleep 0.002; done < "$0/fifo"
+            """
+        let reader = try ChildProcess(
+            "/bin/sh",
+            ["-c", script, scratch.path, try Binaries.path("syncctl"), scratch.socket],
+            scratch: scratch,
+            name: "slow reader"
+        )
+        try await waitForWatches(1, scratch: scratch)
+        let watchPID = try #require(
+            Int32(try String(contentsOfFile: scratch.file("watch.pid"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
+
+        let memoryBefore = try residentBytes(of: watchPID)
+        var memoryPeak = memoryBefore
+        for round in 0..<4 {
+            _ = try await write(10_000, from: round * 10_000, padding: 1_000, with: writer)
+            memoryPeak = max(memoryPeak, try residentBytes(of: watchPID))
+        }
+        print("slow watcher RSS: \(memoryBefore >> 10) KB before, \(memoryPeak >> 10) KB at most during 40,000 puts of 1 KB")
+        // 40,000 changes of ~1 KB would be ~40 MB kept for the consumer without a bound.
+        #expect(memoryPeak - memoryBefore < 32 << 20, "RSS grew from \(memoryBefore) to \(memoryPeak)")
+
+        let final = Dictionary(
+            uniqueKeysWithValues: try await writer.list(prefix: "load/").entries.map {
+                ($0.key, try normalized(try JSONSerialization.jsonObject(with: $0.value, options: [.fragmentsAllowed])))
+            }
+        )
+        try await eventually(timeout: .seconds(90), "the slow watcher to converge") {
+            let seen = (try? String(contentsOfFile: scratch.file("seen"), encoding: .utf8)) ?? ""
+            return (try? state(from: seen)) == final
+        }
+        let seen = try String(contentsOfFile: scratch.file("seen"), encoding: .utf8)
+        #expect(seen.filter { $0 == "\n" }.count < 40_000, "the backlog was folded, not kept")
+        reader.signal(SIGTERM)
+        kill(watchPID, SIGTERM)
+        _ = try await reader.waitForExit()
+        await writer.close()
         try await daemon.stop()
     }
 }

@@ -149,14 +149,16 @@ struct Inbox: Reducer, Sendable {
 
 @MainActor @Test func appliesEachRequestOnce() async throws {
     let sharedState = InMemorySharedState()
-    let store = TestStore(initialState: Inbox.State()) { Inbox() } withDependencies: {
+    let store = TestStore(initialState: Inbox.State()) {
+        Inbox()
+    } withDependencies: {
         $0.sharedState = sharedState
     }
     await store.send(.start)
-    await store.receive(\.requestsChanged)                       // the snapshot: no request yet
-    try await sharedState.put("inbox/requests/1", json: #""open the door""#)   // another process
-    await store.receive(\.requestsChanged)                       // the request
-    await store.receive(\.requestsChanged)                       // its deletion, by our transaction
+    await store.receive(\.requestsChanged)  // the snapshot: no request yet
+    try await sharedState.put("inbox/requests/1", json: #""open the door""#)  // another process
+    await store.receive(\.requestsChanged)  // the request
+    await store.receive(\.requestsChanged)  // its deletion, by our transaction
     await store.receive(\.requestApplied) { $0.applied = ["inbox/requests/1"] }
     await store.skipInFlightEffects()
     await store.finish()
