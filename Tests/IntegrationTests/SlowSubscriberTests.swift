@@ -151,4 +151,42 @@ import Testing
         await writer.close()
         try await daemon.stop()
     }
+
+    /// The same through the feature runtime: a reducer that blocks 2 ms at every batch of an
+    /// `.observe(prefix:)` watch, in its own process.
+    @Test func aSlowReducerStaysBoundedAndConverges() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let consumer = try ChildProcess(
+            try Binaries.path("feature-bench"),
+            ["slow-consumer", "--socket", scratch.socket, "--prefix", "load/", "--state-file", scratch.file("state.json")],
+            scratch: scratch,
+            name: "slow consumer"
+        )
+        try await waitForWatches(1, scratch: scratch)
+        let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
+
+        let memoryBefore = try residentBytes(of: consumer.process.processIdentifier)
+        var memoryPeak = memoryBefore
+        for round in 0..<4 {
+            _ = try await write(10_000, from: round * 10_000, padding: 1_000, with: writer)
+            memoryPeak = max(memoryPeak, try residentBytes(of: consumer.process.processIdentifier))
+        }
+        print("slow reducer RSS: \(memoryBefore >> 10) KB before, \(memoryPeak >> 10) KB at most during 40,000 puts of 1 KB")
+        #expect(memoryPeak - memoryBefore < 32 << 20, "RSS grew from \(memoryBefore) to \(memoryPeak)")
+
+        var final: [String: Int] = [:]
+        for entry in try await writer.list(prefix: "load/").entries {
+            let object = try #require(try JSONSerialization.jsonObject(with: entry.value) as? [String: Any])
+            final[entry.key] = try #require(object["n"] as? Int)
+        }
+        try await eventually(timeout: .seconds(60), "the slow reducer to hold the final state") {
+            guard let data = FileManager.default.contents(atPath: scratch.file("state.json")) else { return false }
+            return (try? JSONSerialization.jsonObject(with: data) as? [String: Int]) == final
+        }
+        consumer.signal(SIGTERM)
+        _ = try await consumer.waitForExit()
+        await writer.close()
+        try await daemon.stop()
+    }
 }

@@ -169,3 +169,91 @@ struct Inbox: Reducer, Sendable {
 @MainActor @Test(arguments: 1...200) func theRequestChannelTestIsDeterministic(run: Int) async throws {
     try await appliesEachRequestOnce()
 }
+
+// The README's "What a real feature reaches for next".
+
+struct Reading: Codable, Equatable, Sendable {
+    var celsius: Double
+}
+
+extension SharedKey where Value == Bool {
+    static func online(_ name: String) -> Self { SharedKey("lobby/online/\(name)", default: false) }
+}
+
+extension SharedKey where Value == Double {
+    static let target = SharedKey("lobby/target", default: 21)
+}
+
+struct Dashboard: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var readings: [String: Reading] = [:]
+        var connection = ConnectionState.connected
+        var target = 21.0
+        var saveFailure: String?
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case start
+        case readingsChanged(SharedItems<Reading>)
+        case connectionChanged(ConnectionState)
+        case targetPicked(Double)
+        case targetSaved(Result<PutResult, SharedStateError>)
+    }
+
+    enum CancelID { case readings, connection }
+    @Dependency(\.sharedState) var sharedState
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        switch action {
+        case .start:
+            return .merge(
+                // Every key under a prefix: a snapshot, then what changed at each revision.
+                .observe(prefix: "lobby/sensors/", as: Reading.self) { .readingsChanged($0) }
+                    .cancellable(id: CancelID.readings),
+                // Presence: deleted by syncd when this process ends, put back after syncd restarts.
+                .set(.online("dashboard"), to: true, ephemeral: true),
+                // Whether syncd is reachable: to show it, or to redo work after a restart.
+                .run { send in
+                    for await state in sharedState.connectionStates() { await send(.connectionChanged(state)) }
+                }
+                .cancellable(id: CancelID.connection)
+            )
+        case .readingsChanged(let items):
+            items.apply(to: &state.readings)  // a snapshot replaces; later batches add and remove
+            return .none
+        case .connectionChanged(let connection):
+            state.connection = connection
+            return .none
+        case .targetPicked(let celsius):
+            state.target = celsius
+            // Write-through, with the result as an action (without `then:` a failure is reported).
+            return .set(.target, to: celsius, then: { .targetSaved($0) })
+        case .targetSaved(.success):
+            state.saveFailure = nil
+            return .none
+        case .targetSaved(.failure(let error)):
+            state.saveFailure = error.message
+            return .none
+        }
+    }
+}
+
+@MainActor @Test func showsReadingsAndSavesTheTarget() async throws {
+    let sharedState = InMemorySharedState(["lobby/sensors/hall": #"{"celsius":19.5}"#])
+    let store = TestStore(initialState: Dashboard.State()) {
+        Dashboard()
+    } withDependencies: {
+        $0.sharedState = sharedState
+    }
+    // The watch, the presence write and the connection's state run side by side, in no fixed
+    // order: check what they lead to, not the order of their actions.
+    store.exhaustivity = .off
+    await store.send(.start)
+    await store.receive(\.readingsChanged) { $0.readings = ["lobby/sensors/hall": Reading(celsius: 19.5)] }
+    await store.send(.targetPicked(22)) { $0.target = 22 }
+    await store.receive(\.targetSaved)
+    #expect(try await sharedState.get(.target) == 22)
+    await store.skipInFlightEffects()
+    await store.finish()
+}

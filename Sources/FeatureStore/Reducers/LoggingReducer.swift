@@ -14,13 +14,16 @@ extension Reducer {
 public struct LoggingReducer<Base: Reducer>: Reducer {
     let base: Base
     let logger: Logger
+    /// The longest action line logged; a longer one is cut.
+    static var maxLineLength: Int { 2_000 }
 
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         guard logger.logLevel <= .debug else { return base.reduce(into: &state, action: action) }
         var description = ""
-        customDump(action, to: &description, maxDepth: 2)
-        // One line per action, as the journal expects.
-        let line = description.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        customDump(action, to: &description)
+        // One line per action, as the journal expects, and not without end.
+        var line = description.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        if line.count > Self.maxLineLength { line = String(line.prefix(Self.maxLineLength)) + " …" }
         logger.debug("action \(line)")
         guard logger.logLevel <= .trace else { return base.reduce(into: &state, action: action) }
         let before = state

@@ -539,6 +539,9 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     }
 }
 
+/// A test store for reducer `R`: `TestStoreOf<Thermostat>`.
+public typealias TestStoreOf<R: Reducer> = TestStore<R.State, R.Action> where R.State: Equatable
+
 private func dump(_ value: some Any) -> String {
     var output = ""
     customDump(value, to: &output)

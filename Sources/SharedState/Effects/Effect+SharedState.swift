@@ -16,18 +16,21 @@ extension Effect {
     /// case .stop:
     ///     return .cancel(id: CancelID.target)
     /// ```
+    ///
+    /// The watch is read on the main actor, where the reducer runs: a change goes from the
+    /// connection's event loop to the reducer with one thread hand-off.
     public static func observe<Value>(
         _ key: SharedKey<Value>,
         _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action
     ) -> Self {
-        .run { send in
+        .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
             do {
-                for try await update in sharedState.updates(of: key) {
-                    await send(toAction(update))
+                for try await batch in sharedState.watch(prefixes: [key.name], fromRevision: nil) {
+                    if let update = key.value(after: batch) { send(toAction(update)) }
                 }
             } catch {
-                await send(toAction(.failure(SharedStateError(error))))
+                send(toAction(.failure(SharedStateError(error))))
             }
         }
     }
@@ -37,6 +40,8 @@ extension Effect {
     ///
     /// - Parameter handler: Turns the end of the watch (`unavailable` once the client closes,
     ///   `permissionDenied`) into an action; without it, that is reported as an issue.
+    ///
+    /// Like ``observe(_:_:)``, the watch is read on the main actor.
     public static func observe<Value: Codable & Sendable>(
         prefix: String,
         as type: Value.Type = Value.self,
@@ -47,16 +52,16 @@ extension Effect {
         line: UInt = #line,
         column: UInt = #column
     ) -> Self {
-        .run { send in
+        .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
             do {
-                for try await items in sharedState.items(under: prefix, as: Value.self) {
-                    await send(toAction(items))
+                for try await batch in sharedState.watch(prefixes: [prefix], fromRevision: nil) where batch.kind != .progress {
+                    send(toAction(SharedItems(batch, as: Value.self)))
                 }
             } catch {
                 guard !Task.isCancelled else { return }
                 if let handler {
-                    await send(handler(SharedStateError(error)))
+                    send(handler(SharedStateError(error)))
                 } else {
                     reportIssue(
                         "The watch of prefix \"\(prefix)\" ended: \(error)",

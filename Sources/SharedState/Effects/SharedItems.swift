@@ -55,6 +55,15 @@ public struct SharedItems<Value: Codable & Sendable>: Sendable {
         for item in puts { values[item.key] = try? item.value.get() }
     }
 
+    /// The batch's changes, values decoded as `Value`.
+    init(_ batch: WatchBatch, as type: Value.Type) {
+        self.init(batch) { change in
+            Result { () throws(SharedStateError) in
+                try SharedKey<Value>.decode(change.entry.value, named: change.key)
+            }
+        }
+    }
+
     init(_ batch: WatchBatch, decode: (Change) -> Result<Value, SharedStateError>) {
         self.revision = batch.revision
         self.replacesAll = batch.kind.replacesState
@@ -85,11 +94,7 @@ extension SharedStateBackend {
         return AsyncThrowingStream(unfolding: {
             while let batch = try await iterator.next() {
                 guard batch.kind != .progress else { continue }
-                return SharedItems(batch) { change in
-                    Result { () throws(SharedStateError) in
-                        try SharedKey<Value>.decode(change.entry.value, named: change.key)
-                    }
-                }
+                return SharedItems(batch, as: Value.self)
             }
             return nil
         })

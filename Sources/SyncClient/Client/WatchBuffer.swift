@@ -171,10 +171,13 @@ package final class WatchBuffer: Sendable {
     // MARK: Consumer
 
     /// The next batch, nil at the end; ends the watch when the consuming task is cancelled.
-    func next() async throws -> WatchBatch? {
+    ///
+    /// It runs on `isolation`, the caller's actor: a consumer on the main actor is resumed there
+    /// straight from the connection's event loop, with no other thread in between.
+    func next(isolation: isolated (any Actor)? = #isolation) async throws -> WatchBatch? {
         let task = withUnsafeCurrentTask { $0?.hashValue }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WatchBatch?, any Error>) in
+            try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<WatchBatch?, any Error>) in
                 let (result, handoffs, terminates) = state.withLock { state -> (Result<WatchBatch?, any Error>?, [Handoff], Bool) in
                     // Coming back for more means everything given so far was handled.
                     state.handledRevision = state.deliveredRevision

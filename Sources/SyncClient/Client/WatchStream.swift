@@ -47,6 +47,11 @@ public struct WatchStream: AsyncSequence, Sendable {
         public mutating func next() async throws -> WatchBatch? {
             try await buffer.next()
         }
+
+        /// The next batch, awaited on the caller's actor (what `for try await` calls).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> WatchBatch? {
+            try await buffer.next(isolation: actor)
+        }
     }
 }
 

@@ -57,7 +57,7 @@ extension SharedStateBackend {
         let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
         return AsyncStream(unfolding: {
             while let batch = try? await iterator.next() {
-                if case .success(let value) = update(of: key, in: batch) { return value }
+                if case .success(let value) = key.value(after: batch) { return value }
             }
             return nil
         })
@@ -84,22 +84,10 @@ extension SharedStateBackend {
         let iterator = WatchIterator(watch(prefixes: [key.name], fromRevision: nil).makeAsyncIterator())
         return AsyncThrowingStream(unfolding: {
             while let batch = try await iterator.next() {
-                if let update = update(of: key, in: batch) { return update }
+                if let update = key.value(after: batch) { return update }
             }
             return nil
         })
-    }
-
-    /// The key's value after `batch`, or nil if the batch says nothing about it.
-    private func update<Value>(of key: SharedKey<Value>, in batch: WatchBatch) -> Result<Value, SharedStateError>? {
-        // A prefix watch also sees keys that merely start with the name.
-        guard let change = batch.changes.last(where: { $0.key == key.name }) else {
-            return batch.kind.replacesState ? .success(key.defaultValue) : nil
-        }
-        switch change.type {
-        case .put: return Result { () throws(SharedStateError) in try key.decode(change.entry.value) }
-        case .delete: return .success(key.defaultValue)
-        }
     }
 }
 
@@ -116,5 +104,20 @@ package final class WatchIterator: @unchecked Sendable {
 
     package func next() async throws -> WatchBatch? {
         try await base.next()
+    }
+}
+
+extension SharedKey {
+    /// The key's value after `batch`, or nil if the batch says nothing about it: the default when
+    /// a snapshot lacks the key or it was deleted, a failure when the value does not decode.
+    package func value(after batch: WatchBatch) -> Result<Value, SharedStateError>? {
+        // A prefix watch also sees keys that merely start with the name.
+        guard let change = batch.changes.last(where: { $0.key == name }) else {
+            return batch.kind.replacesState ? .success(defaultValue) : nil
+        }
+        switch change.type {
+        case .put: return Result { () throws(SharedStateError) in try decode(change.entry.value) }
+        case .delete: return .success(defaultValue)
+        }
     }
 }
