@@ -18,7 +18,6 @@ final class StoreCore<State, Action: Sendable> {
     /// the `send` that reduces it, made when it is first needed).
     private var buffer: [(action: Action, group: EffectGroup?)] = []
     private var isReducing = false
-    private var isInsideReducer = false
     private var observers: [Int: @MainActor () -> Void] = [:]
     private var finishers: [Int: @MainActor () -> Void] = [:]
     private var nextObserver = 0
@@ -56,7 +55,9 @@ final class StoreCore<State, Action: Sendable> {
             )
             return StoreTask(group: nil)
         }
-        if isInsideReducer {
+        // Effects reach the buffer directly and observers run after reducing, so a `send` while
+        // reducing comes from inside a reducer.
+        if isReducing {
             location.report(
                 """
                 An action was sent to the store while its reducer was running:
@@ -65,33 +66,38 @@ final class StoreCore<State, Action: Sendable> {
                 is reduced after the current one.
                 """
             )
+            buffer.append((action, origin))
+            return StoreTask(group: origin)
         }
-        buffer.append((action, origin))
-        guard !isReducing else { return StoreTask(group: origin) }
         isReducing = true
         var group = origin
         DependencyValues.$_current.withValue(dependencies) {
+            // The action itself, then what its `.send` effects buffered, in order.
+            var next: (action: Action, group: EffectGroup?)? = (action, origin)
             var index = 0
-            while index < buffer.count {
-                let next = buffer[index]
-                index += 1
-                isInsideReducer = true
-                let effect = reduce(&state, next.action)
-                isInsideReducer = false
-                guard !effect.isNone else { continue }
-                let target: EffectGroup
-                if let own = next.group {
-                    target = own
-                } else if let group {
-                    target = group
-                } else {
-                    target = EffectGroup()
-                    group = target
+            while let current = next {
+                let effect = reduce(&state, current.action)
+                if !effect.isNone {
+                    let target: EffectGroup
+                    if let own = current.group {
+                        target = own
+                    } else if let group {
+                        target = group
+                    } else {
+                        target = EffectGroup()
+                        group = target
+                    }
+                    _ = run(effect, in: target)
                 }
-                _ = run(effect, in: target)
+                if index < buffer.count {
+                    next = buffer[index]
+                    index += 1
+                } else {
+                    next = nil
+                }
             }
+            if !buffer.isEmpty { buffer.removeAll(keepingCapacity: true) }
         }
-        buffer.removeAll(keepingCapacity: true)
         isReducing = false
         if !observers.isEmpty {
             for observer in observers.values { observer() }

@@ -194,7 +194,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     ) async where Action: CasePathable {
         await receive(
             matching: { $0[case: actionCase] != nil },
-            describedAs: "an action of case \(actionCase)",
+            describedAs: describe(actionCase),
             mismatch: { _ in nil },
             timeout: timeout,
             update: updateStateToExpectedResult,
@@ -216,7 +216,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     ) async where Action: CasePathable {
         await receive(
             matching: { $0[case: actionCase] == value },
-            describedAs: "an action of case \(actionCase) carrying \(dump(value))",
+            describedAs: "\(describe(actionCase)) carrying \(dump(value))",
             mismatch: { received in
                 guard let actual = received[case: actionCase] else { return nil }
                 return diff(value, actual, format: .proportional).map { "Expected (−), received (+):\n\($0)" }
@@ -550,6 +550,15 @@ private func dump(_ value: some Any) -> String {
 
 private func describe<Item>(_ items: [Item]) -> String {
     items.map { "  • " + dump($0).replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
+}
+
+/// "an action of case …" for a case key path: its name where the runtime knows it. On Linux a case
+/// path prints as `\Case<Action>.<computed 0x…>`, so the message refers to the test's line, which
+/// names the case, instead of printing an address.
+private func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>) -> String {
+    let name = String(describing: actionCase)
+    guard !name.contains("<computed") else { return "an action of the case this line names (\(Value.self))" }
+    return "an action of case \(name)"
 }
 
 private func describe(_ effects: [EffectDescription]) -> String {
