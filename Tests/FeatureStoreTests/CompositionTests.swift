@@ -1,5 +1,6 @@
-import FeatureStore
 import Testing
+
+@testable import FeatureStore
 
 @MainActor
 @Suite struct CompositionTests {
@@ -159,6 +160,19 @@ import Testing
         await store.finish()
     }
 
+    @Test func aChildThatBecomesAnotherCaseEndsTheOldCasesEffects() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: ModeHost.State(mode: .heating(0))) {
+            ModeHost()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.mode(.startTicking))
+        await store.send(.mode(.becomeCooling)) { $0.mode = .cooling(0) }
+        await clock.advance(by: .seconds(3))
+        await store.finish()
+    }
+
     @Test func replacingTheIfLetChildByAnotherCaseCancelsTheOldCasesEffects() async {
         let clock = TestClock()
         let store = TestStore(initialState: ModeHost.State(mode: .heating(0))) {
@@ -198,5 +212,21 @@ import Testing
         await store.send(.read).finish()
         #expect(store.inReducer == "store+transformed")
         #expect(store.inEffect == "store+transformed")
+    }
+}
+
+/// Where cancellation ids are found in the feature tree.
+@Suite struct EffectIDTests {
+    private let outer = EffectScope(keyPath: \Parent.State.rows, identity: AnyHashable(7))
+
+    @Test func anIDIsFoundAtItsPlaceAndAtEveryAncestors() {
+        let id = EffectID("ticks", path: [outer])
+        #expect(id.cancellationKeys == [EffectID("ticks"), id])
+    }
+
+    @Test func aChildsMarkerIsFoundOnlyAtItsOwnPlace() {
+        // Element 5 of element 7's own children must not go when the root removes its element 5.
+        let nested = EffectID(ChildEffects(scope: EffectScope(keyPath: \Parent.State.rows, identity: AnyHashable(5))), path: [outer])
+        #expect(nested.cancellationKeys == [nested])
     }
 }

@@ -103,12 +103,16 @@ struct Mode: Reducer {
     enum Action: Equatable, Sendable {
         case startTicking
         case tick
+        case becomeCooling
     }
 
     @Dependency(\.continuousClock) var clock
 
     func reduce(into state: inout State, action: Action) -> Effect<Action> {
         switch action {
+        case .becomeCooling:
+            state = .cooling(0)
+            return .none
         case .startTicking:
             return .run { send in
                 while true {

@@ -100,3 +100,19 @@ import Testing
         for await _ in ended.stream {}
     }
 }
+
+extension WatchBufferTests {
+    @Test func aSecondConsumerAtOnceGetsAnErrorInsteadOfHanging() async throws {
+        let buffer = WatchBuffer()
+        let stream = WatchStream(buffer: buffer)
+        let first = Task {
+            var iterator = stream.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        while !buffer.hasWaitingConsumer { await Task.yield() }
+        var second = stream.makeAsyncIterator()
+        await #expect(throws: SharedStateError.self) { try await second.next() }
+        buffer.yield(changes(1, put("a", "1", at: 1)))
+        #expect(try await first.value?.revision == 1)
+    }
+}

@@ -87,9 +87,12 @@ struct EffectID: Hashable, @unchecked Sendable {
     }
 
     /// The keys a task carrying this id is found under: the id at its own place and at every
-    /// ancestor's, so that a `.cancel(id:)` from any feature above reaches it.
+    /// ancestor's, so that a `.cancel(id:)` from any feature above reaches it. A child's marker
+    /// (``ChildEffects``) is found only at its own place: removing element 5 at the root must not
+    /// cancel the effects of element 5 of some element's own children.
     var cancellationKeys: [EffectID] {
-        (0...path.count).map { EffectID(base: base, path: Array(path.prefix($0))) }
+        if base.base is ChildEffects { return [self] }
+        return (0...path.count).map { EffectID(base: base, path: Array(path.prefix($0))) }
     }
 }
 

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// return .run { send in
-///     await withTaskCancellation(id: CancelID.search, cancelInFlight: true) {
+///     try await withTaskCancellation(id: CancelID.search, cancelInFlight: true) {
 ///         try await clock.sleep(for: .milliseconds(300))   // a debounce
 ///         await send(.searchResponse(try await client.search(query)))
 ///     }

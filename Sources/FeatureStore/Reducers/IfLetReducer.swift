@@ -45,13 +45,19 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
     let location: SourceLocation
 
     public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        let initial = parentState[keyPath: state].map(navigationIdentity(of:))
         let childEffect = reduceChild(into: &parentState, action: parentAction)
-        let before = parentState[keyPath: state].map(navigationIdentity(of:))
+        let afterChild = parentState[keyPath: state].map(navigationIdentity(of:))
         let parentEffect = parent.reduce(into: &parentState, action: parentAction)
         let after = parentState[keyPath: state].map(navigationIdentity(of:))
-        guard let before, before != after else { return .merge(childEffect, parentEffect) }
-        // The child went away or was replaced by another: its effects end with it.
-        return .merge(childEffect, parentEffect, .cancel(id: ChildEffects(scope: scope(before))))
+        // A child that went away or was replaced by another (by the parent, or by the child
+        // itself, an enum moving to another case): its effects end with it.
+        var gone: [AnyHashable] = []
+        for identity in [initial, afterChild] {
+            if let identity, identity != after, !gone.contains(identity) { gone.append(identity) }
+        }
+        guard !gone.isEmpty else { return .merge(childEffect, parentEffect) }
+        return .merge([childEffect, parentEffect] + gone.map { .cancel(id: ChildEffects(scope: scope($0))) })
     }
 
     private func scope(_ identity: AnyHashable) -> EffectScope {
@@ -60,7 +66,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
 
     private func reduceChild(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
         guard let childAction = action.extract(from: parentAction) else { return .none }
-        guard let childState = parentState[keyPath: state] else {
+        guard parentState[keyPath: state] != nil else {
             location.report(
                 """
                 An "ifLet" at \(location) received a child action while its state was nil:
@@ -70,9 +76,12 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             )
             return .none
         }
-        let scope = scope(navigationIdentity(of: childState))
         let embed = UncheckedBox(action)
-        return child.reduce(into: &parentState[keyPath: state]!, action: childAction)
+        let effect = child.reduce(into: &parentState[keyPath: state]!, action: childAction)
+        // Tagged with the child as it is now: if it became another child, its effects are the new one's.
+        let scope = scope(navigationIdentity(of: parentState[keyPath: state]!))
+        return
+            effect
             .map { embed.value.embed($0) }
             .scoped(to: scope)
             .cancellable(id: ChildEffects(scope: scope))

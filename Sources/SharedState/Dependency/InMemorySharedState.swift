@@ -11,9 +11,10 @@ import Synchronization
 /// Events come in syncd's order, deterministically: a write returns only after every watch it
 /// changed has handled its batch (its consumer came back for the next one), so in a `TestStore`
 /// the action a watch sends for revision R is reduced before the action carrying the write's
-/// result for R, as with syncd, where the event of R precedes the response carrying R. (A watch
-/// whose consumer is the writing task itself, or is stuck elsewhere for over a second, is not
-/// waited for.)
+/// result for R, as with syncd, where the event of R precedes the response carrying R. A watch
+/// whose consumer is the writing task itself is not waited for; one whose consumer holds the
+/// stream without pulling from it, or writes from a child task of its own (`async let`, a task
+/// group), makes each such write wait a second before it returns anyway.
 ///
 /// ```swift
 /// let sharedState = InMemorySharedState(["climate/target": #"21.5"#])

@@ -54,6 +54,8 @@ public final class SharedStateClient: Sendable {
         var reconnection: Task<Void, Never>?
         /// The ephemeral keys this client holds, with the last value it wrote to each.
         var presence: [String: Data] = [:]
+        /// The session of the connection that ended last, whose ephemeral keys syncd is removing.
+        var previousSessionID: UInt64 = 0
     }
 
     private let configuration: Configuration
@@ -374,6 +376,7 @@ public final class SharedStateClient: Sendable {
         let shouldReconnect = state.withLock { state in
             guard state.connection === connection else { return false }
             state.connection = nil
+            state.previousSessionID = connection.welcome.sessionID
             return configuration.reconnects
         }
         guard shouldReconnect else {
@@ -410,7 +413,31 @@ public final class SharedStateClient: Sendable {
     /// Puts back the ephemeral keys this client held, on a new connection, before anything else
     /// uses it; a key another process wrote meanwhile is left to it.
     private func restorePresence(on connection: Connection) async {
+        let previousSession = state.withLock { $0.previousSessionID }
         for (key, value) in state.withLock({ $0.presence }).sorted(by: { $0.key < $1.key }) {
+            switch await putBack(key, value, on: connection, previousSession: previousSession) {
+            case .restored:
+                break
+            case .takenOver:
+                state.withLock { if $0.presence[key] == value { $0.presence[key] = nil } }
+            case .failed where connection.router.hasEnded:
+                // The new connection failed too: it is replaced, and this runs again.
+                return
+            case .failed:
+                // Refused for this key alone (a limit changed, say): kept for the next reconnect.
+                continue
+            }
+        }
+    }
+
+    private enum PutBack { case restored, takenOver, failed }
+
+    /// Puts `key` back if it does not exist. If it still holds this client's key of the previous
+    /// session (syncd did not restart, and removes that session's keys in its own time), waits
+    /// up to two seconds for the removal first.
+    private func putBack(_ key: String, _ value: Data, on connection: Connection, previousSession: UInt64) async -> PutBack {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+        while true {
             do throws(SharedStateError) {
                 _ = try await connection.call(
                     .put(
@@ -422,11 +449,15 @@ public final class SharedStateClient: Sendable {
                         }
                     )
                 )
+                return .restored
             } catch  where error.code == .conflict {
-                state.withLock { if $0.presence[key] == value { $0.presence[key] = nil } }
+                guard previousSession != 0, ContinuousClock.now < deadline,
+                    case .get(let get) = try? await connection.call(.get(.with { $0.key = key })),
+                    get.entry.ephemeralSession == previousSession
+                else { return .takenOver }
+                try? await Task.sleep(for: .milliseconds(20))
             } catch {
-                // The new connection failed too: it is replaced, and this runs again.
-                return
+                return .failed
             }
         }
     }

@@ -63,14 +63,17 @@ package final class WatchBuffer: Sendable {
         self.configuration = configuration
     }
 
+    /// Whether a consumer is waiting for the next batch now.
+    package var hasWaitingConsumer: Bool { state.withLock { $0.consumer != nil } }
+
     /// The highest revision given to the buffer so far, taken by the consumer or not.
     package var latestRevision: UInt64 { state.withLock { $0.yieldedRevision } }
 
     /// How many times undelivered batches were folded into one (for tests and diagnostics).
     package var folds: Int { state.withLock { $0.folds } }
 
-    /// Called once when the consumer goes away (stops iterating, or its task is cancelled) or the
-    /// stream ends; set it before the first batch.
+    /// Called once, when the producer finishes the stream or the consumer goes away (stops
+    /// iterating, or its task is cancelled), whichever comes first.
     package func onTermination(_ handler: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state in
             guard !state.isTerminated else { return true }
@@ -122,8 +125,10 @@ package final class WatchBuffer: Sendable {
             return (consumer, state.takeHandoffs())
         }
         for handoff in handoffs { handoff.continuation.resume() }
-        guard let consumer else { return }
-        if let error { consumer.resume(throwing: error) } else { consumer.resume(returning: nil) }
+        if let consumer {
+            if let error { consumer.resume(throwing: error) } else { consumer.resume(returning: nil) }
+        }
+        // The producer is done: its registrations go now, even if the consumer has batches left.
         runTermination()
     }
 
@@ -200,6 +205,18 @@ package final class WatchBuffer: Sendable {
                         let wasTerminated = state.isTerminated
                         state.isTerminated = true
                         return (.success(nil), handoffs + state.takeHandoffs(), !wasTerminated)
+                    }
+                    if state.consumer != nil {
+                        // AsyncThrowingStream traps here; a clear error is kinder.
+                        return (
+                            .failure(
+                                SharedStateError(
+                                    .invalidArgument,
+                                    "a watch stream has one consumer at a time; another task is already waiting for its next batch"
+                                )
+                            ),
+                            handoffs, false
+                        )
                     }
                     if let end = state.end {
                         state.isTerminated = true
