@@ -226,7 +226,7 @@ import Testing
 
     @Test func aChildsMarkerIsFoundOnlyAtItsOwnPlace() {
         // Element 5 of element 7's own children must not go when the root removes its element 5.
-        let nested = EffectID(ChildEffects(scope: EffectScope(keyPath: \Parent.State.rows, identity: AnyHashable(5))), path: [outer])
+        let nested = EffectID.effects(ofChild: EffectScope(keyPath: \Parent.State.rows, identity: AnyHashable(5))).scoped(to: outer)
         #expect(nested.cancellationKeys == [nested])
     }
 }

@@ -70,34 +70,49 @@ struct EffectID: Hashable, @unchecked Sendable {
     let base: AnyHashable
     /// The scopes from the root store's reducer down to the feature that used the id.
     let path: [EffectScope]
+    /// Whether a `.cancel(id:)` of this id from a feature above reaches it (every id a feature
+    /// names), or only one at its own place (the marker of a child's effects).
+    let isReachedFromAbove: Bool
 
     init(_ base: some Hashable & Sendable, path: [EffectScope] = []) {
-        self.base = AnyHashable(base)
+        self.init(base: AnyHashable(base), path: path, isReachedFromAbove: true)
+    }
+
+    /// The id every effect of the child at `scope` (an `ifLet` child, a `forEach` element)
+    /// carries, so that removing the child cancels them all. Only the child's own parent reaches
+    /// it: removing element 5 at the root leaves element 5 of some element's children alone.
+    static func effects(ofChild scope: EffectScope) -> EffectID {
+        EffectID(base: AnyHashable(scope), path: [], isReachedFromAbove: false)
+    }
+
+    private init(base: AnyHashable, path: [EffectScope], isReachedFromAbove: Bool) {
+        self.base = base
         self.path = path
+        self.isReachedFromAbove = isReachedFromAbove
     }
 
     /// This id one level down the feature tree.
     func scoped(to scope: EffectScope) -> EffectID {
-        EffectID(base: base, path: [scope] + path)
+        EffectID(base: base, path: [scope] + path, isReachedFromAbove: isReachedFromAbove)
     }
 
-    private init(base: AnyHashable, path: [EffectScope]) {
-        self.base = base
-        self.path = path
-    }
-
-    /// The keys a task carrying this id is found under: the id at its own place and at every
-    /// ancestor's, so that a `.cancel(id:)` from any feature above reaches it. A child's marker
-    /// (``ChildEffects``) is found only at its own place: removing element 5 at the root must not
-    /// cancel the effects of element 5 of some element's own children.
+    /// The keys a task carrying this id is found under: the id at its own place and, when it is
+    /// reached from above, at every ancestor's.
     var cancellationKeys: [EffectID] {
-        if base.base is ChildEffects { return [self] }
-        return (0...path.count).map { EffectID(base: base, path: Array(path.prefix($0))) }
+        guard isReachedFromAbove else { return [self] }
+        return (0...path.count).map { EffectID(base: base, path: Array(path.prefix($0)), isReachedFromAbove: true) }
     }
 }
 
-/// The marker id every effect of one child (one `ifLet` child or `forEach` element) carries, so
-/// that removing the child cancels them all.
-struct ChildEffects: Hashable, Sendable {
-    let scope: EffectScope
+extension Effect {
+    /// The effect, cancelled with the child at `scope` (see ``EffectID/effects(ofChild:)``).
+    func cancellable(withChild scope: EffectScope) -> Self {
+        if isNone { return self }
+        return Self(.cancellable(id: .effects(ofChild: scope), cancelInFlight: false, effect: self))
+    }
+
+    /// Cancels the effects of the child at `scope`, which went away.
+    static func cancelEffects(ofChild scope: EffectScope) -> Self {
+        Self(.cancel(id: .effects(ofChild: scope)))
+    }
 }

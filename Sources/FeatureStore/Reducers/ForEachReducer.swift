@@ -51,7 +51,7 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         let idsAfter = parentState[keyPath: state].ids
         let removed = idsBefore.subtracting(idsAfter)
         guard !removed.isEmpty else { return .merge(elementEffect, parentEffect) }
-        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancel(id: ChildEffects(scope: scope(of: $0))) })
+        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancelEffects(ofChild: scope(of: $0)) })
     }
 
     private func scope(of id: ID) -> EffectScope {
@@ -75,6 +75,6 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         return element.reduce(into: &parentState[keyPath: state][id: id]!, action: elementAction)
             .map { embed.value.embed(.element(id: id, action: $0)) }
             .scoped(to: scope(of: id))
-            .cancellable(id: ChildEffects(scope: scope(of: id)))
+            .cancellable(withChild: scope(of: id))
     }
 }

@@ -57,7 +57,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             if let identity, identity != after, !gone.contains(identity) { gone.append(identity) }
         }
         guard !gone.isEmpty else { return .merge(childEffect, parentEffect) }
-        return .merge([childEffect, parentEffect] + gone.map { .cancel(id: ChildEffects(scope: scope($0))) })
+        return .merge([childEffect, parentEffect] + gone.map { .cancelEffects(ofChild: scope($0)) })
     }
 
     private func scope(_ identity: AnyHashable) -> EffectScope {
@@ -84,6 +84,6 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             effect
             .map { embed.value.embed($0) }
             .scoped(to: scope)
-            .cancellable(id: ChildEffects(scope: scope))
+            .cancellable(withChild: scope)
     }
 }
