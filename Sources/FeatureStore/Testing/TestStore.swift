@@ -138,8 +138,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         if exhaustivity == .on && !recorder.received.isEmpty {
             here.report(
                 """
-                Must handle \(recorder.received.count) received \
-                \(recorder.received.count == 1 ? "action" : "actions") before sending another:
+                Must handle \(counted(recorder.received.count, "received action")) before sending another:
                 \(describe(recorder.received.map(\.action)))
                 """
             )
@@ -311,7 +310,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             return
         }
         showSkipped(
-            "Skipped receiving \(recorder.received.count) \(recorder.received.count == 1 ? "action" : "actions"):\n"
+            "Skipped receiving \(counted(recorder.received.count, "action")):\n"
                 + describe(recorder.received.map(\.action)),
             at: here
         )
@@ -336,7 +335,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             if strict { here.report("There were no in-flight effects to skip.") }
             return
         }
-        showSkipped("Skipped \(running.count) in-flight \(running.count == 1 ? "effect" : "effects"):\n\(describe(running))", at: here)
+        showSkipped("Skipped \(counted(running.count, "in-flight effect")):\n\(describe(running))", at: here)
         store.cancelAllEffects()
         _ = await waitUntil(timeout) { [store] in store.runningEffects == 0 }
     }
@@ -360,7 +359,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         if !finished {
             let running = effects.running
             let message = """
-                \(running.count) \(running.count == 1 ? "effect was" : "effects were") still running \(limit) \
+                \(counted(running.count, "effect")) \(running.count == 1 ? "was" : "were") still running \(limit) \
                 after the test finished sending actions:
                 \(describe(running))
                 Make sure long-running effects end (cancel them with an action), or call \
@@ -404,7 +403,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             }
             if !skipped.isEmpty {
                 showSkipped(
-                    "Skipped receiving \(skipped.count) \(skipped.count == 1 ? "action" : "actions"):\n\(describe(skipped))",
+                    "Skipped receiving \(counted(skipped.count, "action")):\n\(describe(skipped))",
                     at: here
                 )
             }
@@ -487,15 +486,14 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         guard exhaustivity == .on else {
             if !recorder.received.isEmpty {
                 let actions = recorder.received.map(\.action)
-                showSkipped("\(actions.count) received actions were not asserted:\n\(describe(actions))", at: here)
+                showSkipped("\(counted(actions.count, "received action")) not asserted:\n\(describe(actions))", at: here)
             }
             return
         }
         if !recorder.received.isEmpty {
             here.report(
                 """
-                The test ended with \(recorder.received.count) received \
-                \(recorder.received.count == 1 ? "action" : "actions") it did not handle:
+                The test ended with \(counted(recorder.received.count, "received action")) it did not handle:
                 \(describe(recorder.received.map(\.action)))
                 Receive them with receive(_:), or skip them with skipReceivedActions().
                 """
@@ -509,7 +507,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         if actions > 0 {
             here.report(
                 """
-                The test ended with \(actions) received \(actions == 1 ? "action" : "actions") it did not handle. \
+                The test ended with \(counted(actions, "received action")) it did not handle. \
                 Receive them with receive(_:), or skip them with skipReceivedActions().
                 """
             )
@@ -517,7 +515,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         if !running.isEmpty {
             here.report(
                 """
-                The test ended with \(running.count) \(running.count == 1 ? "effect" : "effects") still running:
+                The test ended with \(counted(running.count, "effect")) still running:
                 \(describe(running))
                 End them with an action, await store.finish(), or call skipInFlightEffects().
                 """
@@ -559,6 +557,11 @@ private func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>) -> St
     let name = String(describing: actionCase)
     guard !name.contains("<computed") else { return "an action of the case this line names (\(Value.self))" }
     return "an action of case \(name)"
+}
+
+/// "1 action", "2 actions".
+private func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
 }
 
 private func describe(_ effects: [EffectDescription]) -> String {

@@ -5,7 +5,8 @@
 /// await store.send(.save).finish()   // fails the test if the save is still running after the timeout
 /// ```
 public struct TestStoreTask: Hashable, Sendable {
-    /// The store's own task.
+    /// The task the test store's underlying ``Store`` returned, for code that takes a
+    /// ``StoreTask``.
     public let rawValue: StoreTask
     let timeout: Duration
 
