@@ -61,6 +61,28 @@ import Testing
         return Double(count) / seconds
     }
 
+    /// What `syncctl list load/` holds: key → canonical JSON.
+    private func listedState(_ client: SharedStateClient) async throws -> [String: String] {
+        Dictionary(
+            uniqueKeysWithValues: try await client.list(prefix: "load/").entries.map {
+                ($0.key, try normalized(try JSONSerialization.jsonObject(with: $0.value, options: [.fragmentsAllowed])))
+            }
+        )
+    }
+
+    /// Writes 40,000 puts of about 1 KB and checks that process `pid` grew by less than 32 MB
+    /// meanwhile: kept for a consumer without a bound, they would be about 40 MB.
+    private func expectBoundedMemory(of pid: Int32, named name: String, whileLoadingWith writer: SharedStateClient) async throws {
+        let before = try residentBytes(of: pid)
+        var peak = before
+        for round in 0..<4 {
+            _ = try await write(10_000, from: round * 10_000, padding: 1_000, with: writer)
+            peak = max(peak, try residentBytes(of: pid))
+        }
+        print("\(name) RSS: \(before >> 10) KB before, \(peak >> 10) KB at most during 40,000 puts of 1 KB")
+        #expect(peak - before < 32 << 20, "\(name): RSS grew from \(before) to \(peak)")
+    }
+
     @Test func aFrozenSubscriberSlowsNobodyStaysBoundedAndConvergesAfterwards() async throws {
         let scratch = try Scratch()
         try #"{"limits":{"maxOutboundQueueBytes":65536}}"#.write(toFile: scratch.file("syncd.json"), atomically: true, encoding: .utf8)
@@ -81,11 +103,7 @@ import Testing
         #expect(rateWhileFrozen > rateBefore * 0.4, "\(Int(rateBefore)) writes/s before, \(Int(rateWhileFrozen)) while frozen")
         #expect(memoryWhileFrozen - memoryBefore < 24 << 20, "RSS grew from \(memoryBefore) to \(memoryWhileFrozen)")
 
-        let final = Dictionary(
-            uniqueKeysWithValues: try await writer.list(prefix: "load/").entries.map {
-                ($0.key, try normalized(try JSONSerialization.jsonObject(with: $0.value, options: [.fragmentsAllowed])))
-            }
-        )
+        let final = try await listedState(writer)
         // The other subscriber saw every change, in order.
         try await eventually("the healthy watcher to see all 10,000 changes") { healthy.stdout.filter { $0 == "\n" }.count >= 10_000 }
         let healthyLines = try watchLines(healthy.stdout)
@@ -124,21 +142,9 @@ import Testing
             Int32(try String(contentsOfFile: scratch.file("watch.pid"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
 
-        let memoryBefore = try residentBytes(of: watchPID)
-        var memoryPeak = memoryBefore
-        for round in 0..<4 {
-            _ = try await write(10_000, from: round * 10_000, padding: 1_000, with: writer)
-            memoryPeak = max(memoryPeak, try residentBytes(of: watchPID))
-        }
-        print("slow watcher RSS: \(memoryBefore >> 10) KB before, \(memoryPeak >> 10) KB at most during 40,000 puts of 1 KB")
-        // 40,000 changes of ~1 KB would be ~40 MB kept for the consumer without a bound.
-        #expect(memoryPeak - memoryBefore < 32 << 20, "RSS grew from \(memoryBefore) to \(memoryPeak)")
+        try await expectBoundedMemory(of: watchPID, named: "slow watcher", whileLoadingWith: writer)
 
-        let final = Dictionary(
-            uniqueKeysWithValues: try await writer.list(prefix: "load/").entries.map {
-                ($0.key, try normalized(try JSONSerialization.jsonObject(with: $0.value, options: [.fragmentsAllowed])))
-            }
-        )
+        let final = try await listedState(writer)
         try await eventually(timeout: .seconds(90), "the slow watcher to converge") {
             let seen = (try? String(contentsOfFile: scratch.file("seen"), encoding: .utf8)) ?? ""
             return (try? state(from: seen)) == final
@@ -166,14 +172,7 @@ import Testing
         try await waitForWatches(1, scratch: scratch)
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
 
-        let memoryBefore = try residentBytes(of: consumer.process.processIdentifier)
-        var memoryPeak = memoryBefore
-        for round in 0..<4 {
-            _ = try await write(10_000, from: round * 10_000, padding: 1_000, with: writer)
-            memoryPeak = max(memoryPeak, try residentBytes(of: consumer.process.processIdentifier))
-        }
-        print("slow reducer RSS: \(memoryBefore >> 10) KB before, \(memoryPeak >> 10) KB at most during 40,000 puts of 1 KB")
-        #expect(memoryPeak - memoryBefore < 32 << 20, "RSS grew from \(memoryBefore) to \(memoryPeak)")
+        try await expectBoundedMemory(of: consumer.process.processIdentifier, named: "slow reducer", whileLoadingWith: writer)
 
         var final: [String: Int] = [:]
         for entry in try await writer.list(prefix: "load/").entries {
