@@ -36,7 +36,8 @@ public final class InMemorySharedState: SharedStateBackend {
         var revision: UInt64 = 0
         var log: [WatchBatch] = []
         var watchers: [Int: Watcher] = [:]
-        var nextWatcher = 0
+        /// The next id for a watcher or a connection-state observer.
+        var nextRegistration = 0
         var connectionState = ConnectionState.connected
         var connectionObservers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
     }
@@ -165,8 +166,8 @@ public final class InMemorySharedState: SharedStateBackend {
                     .map(Change.put)
                 buffer.yield(WatchBatch(kind: .snapshot, revision: state.revision, changes: snapshot))
             }
-            let id = state.nextWatcher
-            state.nextWatcher += 1
+            let id = state.nextRegistration
+            state.nextRegistration += 1
             state.watchers[id] = Watcher(prefixes: prefixes, buffer: buffer)
             return id
         }
@@ -180,9 +181,9 @@ public final class InMemorySharedState: SharedStateBackend {
     public func connectionStates() -> AsyncStream<ConnectionState> {
         let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self)
         let (id, current) = state.withLock { state in
-            defer { state.nextWatcher += 1 }
-            if state.connectionState != .closed { state.connectionObservers[state.nextWatcher] = continuation }
-            return (state.nextWatcher, state.connectionState)
+            defer { state.nextRegistration += 1 }
+            if state.connectionState != .closed { state.connectionObservers[state.nextRegistration] = continuation }
+            return (state.nextRegistration, state.connectionState)
         }
         continuation.yield(current)
         if current == .closed { continuation.finish() }

@@ -1,3 +1,4 @@
+import NIOCore
 import Synchronization
 
 /// The batches a watch has produced and its consumer has not taken yet, bounded by the keys the
@@ -35,7 +36,8 @@ package final class WatchBuffer: Sendable {
     }
 
     fileprivate struct State {
-        var pending: [WatchBatch] = []
+        /// Undelivered batches, oldest first, each with its estimated size.
+        var pending = CircularBuffer<(batch: WatchBatch, bytes: Int)>()
         var pendingBytes = 0
         var folded: FoldedBatch?
         var consumer: CheckedContinuation<WatchBatch?, any Error>?
@@ -99,13 +101,15 @@ package final class WatchBuffer: Sendable {
                 state.folded!.absorb(batch)
                 return nil
             }
-            state.pending.append(batch)
-            state.pendingBytes += batch.estimatedBytes
+            let bytes = batch.estimatedBytes
+            state.pending.append((batch, bytes))
+            state.pendingBytes += bytes
             if state.pendingBytes > configuration.maxPendingBytes {
-                var folded = FoldedBatch(startsWithSnapshot: !state.hasDeliveredFirst && state.pending[0].kind == .snapshot)
-                for pending in state.pending { folded.absorb(pending) }
+                let startsWithSnapshot = !state.hasDeliveredFirst && state.pending.first?.batch.kind == .snapshot
+                var folded = FoldedBatch(startsWithSnapshot: startsWithSnapshot)
+                for pending in state.pending { folded.absorb(pending.batch) }
                 state.folded = folded
-                state.pending = []
+                state.pending.removeAll()
                 state.pendingBytes = 0
                 state.folds += 1
             }
@@ -196,8 +200,8 @@ package final class WatchBuffer: Sendable {
                         return (.success(batch), handoffs, false)
                     }
                     if !state.pending.isEmpty {
-                        let batch = state.pending.removeFirst()
-                        state.pendingBytes -= batch.estimatedBytes
+                        let (batch, bytes) = state.pending.removeFirst()
+                        state.pendingBytes -= bytes
                         state.markDelivered(batch)
                         return (.success(batch), handoffs, false)
                     }
@@ -244,7 +248,7 @@ package final class WatchBuffer: Sendable {
         let (consumer, handoffs, wasTerminated) = state.withLock { state in
             let wasTerminated = state.isTerminated
             state.isTerminated = true
-            state.pending = []
+            state.pending.removeAll()
             state.folded = nil
             defer { state.consumer = nil }
             return (state.consumer, state.takeHandoffs(), wasTerminated)
