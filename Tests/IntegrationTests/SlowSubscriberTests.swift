@@ -120,7 +120,7 @@ import Testing
         try await daemon.stop()
     }
 
-    /// A watcher that is alive but slow (its reader sleeps 2 ms a line) keeps reading its socket,
+    /// A watcher that is alive but slow (its reader, one process, sleeps 2 ms a line) keeps reading its socket,
     /// so syncd sees no backlog: the client library must bound what waits for the consumer.
     @Test func aSlowButAliveWatcherStaysBoundedAndConverges() async throws {
         let scratch = try Scratch()
@@ -129,7 +129,14 @@ import Testing
             mkfifo "$0/fifo"
             "$1" --socket "$2" --json watch load/ > "$0/fifo" &
             echo $! > "$0/watch.pid"
-            while IFS= read -r line; do printf '%s\\n' "$line" >> "$0/seen"; sleep 0.002; done < "$0/fifo"
+            exec python3 -u -c '
+            import sys, time
+            with open(sys.argv[1], "a") as seen:
+                for line in sys.stdin:
+                    seen.write(line)
+                    seen.flush()
+                    time.sleep(0.002)
+            ' "$0/seen" < "$0/fifo"
             """
         let reader = try ChildProcess(
             "/bin/sh",
