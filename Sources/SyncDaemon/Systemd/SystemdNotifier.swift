@@ -10,7 +10,8 @@ import Foundation
 /// protocol, without linking libsystemd). Without that variable every call does nothing, so syncd
 /// runs the same way outside systemd.
 ///
-/// The socket may be a path or, with a leading `@`, a name in the abstract namespace.
+/// The socket may be a path or, with a leading `@`, a name in the abstract namespace. Sending
+/// never blocks (see `send`).
 final class SystemdNotifier: Sendable {
     private let address: UnixSocketAddress?
 
@@ -52,7 +53,13 @@ final class SystemdNotifier: Sendable {
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         _ = message.utf8CString.withUnsafeBufferPointer { text in
-            address.withSocketAddress { sendto(descriptor, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL), $0, $1) }
+            // Never blocks: the callers run on Swift's cooperative threads (2 on 2 cores), and a
+            // manager that is slow to read its queue once froze every task of syncd in sendto,
+            // SIGHUP handling included. A message the full queue refuses is dropped; a later
+            // STATUS= or WATCHDOG=1 replaces it.
+            address.withSocketAddress {
+                sendto(descriptor, text.baseAddress, text.count - 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), $0, $1)
+            }
         }
     }
 }
