@@ -49,6 +49,8 @@ extension Effect {
             return Self(.cancellable(id: id.scoped(to: scope), cancelInFlight: cancelInFlight, effect: effect.scoped(to: scope)))
         case .cancel(let id):
             return Self(.cancel(id: id.scoped(to: scope)))
+        case .throttle(let id, let decide):
+            return Self(.throttle(id: id.scoped(to: scope)) { decide(&$0).scoped(to: scope) })
         }
     }
 }

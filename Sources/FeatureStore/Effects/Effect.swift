@@ -26,6 +26,9 @@ public struct Effect<Action: Sendable>: Sendable {
         case concatenate([Effect])
         case cancellable(id: EffectID, cancelInFlight: Bool, effect: Effect)
         case cancel(id: EffectID)
+        /// Decided when the store plans it, from what the store remembers of `id` (see
+        /// ``Effect/throttle(id:for:clock:latest:fileID:filePath:line:column:)``).
+        case throttle(id: EffectID, decide: @Sendable (_ record: inout (any Sendable)?) -> Effect)
     }
 
     /// Asynchronous work, with what the store needs to start it as a task.
@@ -157,7 +160,7 @@ public struct Effect<Action: Sendable>: Sendable {
     /// Where the effect (its first asynchronous work) was made.
     var location: SourceLocation? {
         switch operation {
-        case .none, .send, .cancel: nil
+        case .none, .send, .cancel, .throttle: nil
         case .run(let run): run.location
         case .merge(let effects), .concatenate(let effects): effects.lazy.compactMap(\.location).first
         case .cancellable(_, _, let effect): effect.location
@@ -169,7 +172,7 @@ public struct Effect<Action: Sendable>: Sendable {
     var isSynchronous: Bool {
         switch operation {
         case .none, .send, .cancel: true
-        case .run: false
+        case .run, .throttle: false
         case .merge(let effects), .concatenate(let effects): effects.allSatisfy(\.isSynchronous)
         case .cancellable(_, _, let effect): effect.isSynchronous
         }
@@ -194,6 +197,7 @@ public struct Effect<Action: Sendable>: Sendable {
         case .cancellable(let id, let cancelInFlight, let effect):
             Effect<T>(.cancellable(id: id, cancelInFlight: cancelInFlight, effect: effect.map(transform)))
         case .cancel(let id): Effect<T>(.cancel(id: id))
+        case .throttle(let id, let decide): Effect<T>(.throttle(id: id) { decide(&$0).map(transform) })
         }
     }
 }

@@ -18,6 +18,9 @@ final class StoreCore<State, Action: Sendable> {
     /// the `send` that reduces it, made when it is first needed).
     private var buffer: [(action: Action, group: EffectGroup?)] = []
     private var isReducing = false
+    /// What throttled effects left behind, per id: when the last one started (see
+    /// ``Effect/throttle(id:for:clock:latest:fileID:filePath:line:column:)``).
+    private var throttles: [EffectID: any Sendable] = [:]
     private var observers: [Int: @MainActor () -> Void] = [:]
     private var finishers: [Int: @MainActor () -> Void] = [:]
     private var nextObserver = 0
@@ -175,6 +178,11 @@ final class StoreCore<State, Action: Sendable> {
             plan(effect, ids: ids + [id], group: group, into: &launches)
         case .cancel(let id):
             effects.cancel(id: id)
+        case .throttle(let id, let decide):
+            var record = throttles[id]
+            let effect = decide(&record)
+            throttles[id] = record
+            plan(effect, ids: ids, group: group, into: &launches)
         }
     }
 

@@ -1,0 +1,97 @@
+import CasePaths
+
+extension Reducer {
+    /// Runs `child` on one case of an enum state while the state is in that case, before this
+    /// reducer.
+    ///
+    /// The rules are ``ifLet(_:action:then:fileID:filePath:line:column:)``'s: a child action
+    /// that arrives while the state is in another case is reported as an issue; when the state
+    /// leaves the case, or the case holds another child (another `id`, another inner case), the
+    /// old child's running effects are cancelled, except those it returned for the action that
+    /// removed it; its cancellation ids are its own.
+    ///
+    /// ```swift
+    /// @CasePathable enum State { case loggedOut(Login.State), loggedIn(Session.State) }
+    ///
+    /// Reduce { state, action in ... }
+    ///     .ifCaseLet(\.loggedIn, action: \.session) { Session() }
+    /// ```
+    public func ifCaseLet<CaseState, CaseAction: Sendable, Child: Reducer>(
+        _ state: CaseKeyPath<State, CaseState>,
+        action: CaseKeyPath<Action, CaseAction>,
+        @ReducerBuilder<CaseState, CaseAction> then child: () -> Child,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> IfCaseLetReducer<Self, Child>
+    where State: CasePathable, Action: CasePathable, Child.State == CaseState, Child.Action == CaseAction {
+        IfCaseLetReducer(
+            parent: self,
+            child: child(),
+            keyPath: state,
+            state: AnyCasePath(state),
+            action: AnyCasePath(action),
+            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+}
+
+/// A parent reducer with a child feature on one case of its enum state; see
+/// ``Reducer/ifCaseLet(_:action:then:fileID:filePath:line:column:)``.
+public struct IfCaseLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
+    let parent: Parent
+    let child: Child
+    /// The case's key path, naming the child's place in the feature tree.
+    let keyPath: AnyKeyPath
+    let state: AnyCasePath<Parent.State, Child.State>
+    let action: AnyCasePath<Parent.Action, Child.Action>
+    let location: SourceLocation
+
+    public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        let initial = identity(in: parentState)
+        let childEffect = reduceChild(into: &parentState, action: parentAction)
+        let afterChild = identity(in: parentState)
+        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        let after = identity(in: parentState)
+        var gone: [AnyHashable] = []
+        for identity in [initial, afterChild] {
+            if let identity, identity != after, !gone.contains(identity) { gone.append(identity) }
+        }
+        guard !gone.isEmpty else { return .merge(childEffect, parentEffect) }
+        return .merge([childEffect, parentEffect] + gone.map { .cancelEffects(ofChild: scope($0)) })
+    }
+
+    private func identity(in parentState: Parent.State) -> AnyHashable? {
+        state.extract(from: parentState).map(navigationIdentity(of:))
+    }
+
+    private func scope(_ identity: AnyHashable) -> EffectScope {
+        EffectScope(keyPath: keyPath, identity: identity)
+    }
+
+    private func reduceChild(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        guard let childAction = action.extract(from: parentAction) else { return .none }
+        guard var childState = state.extract(from: parentState) else {
+            location.report(
+                """
+                An "ifCaseLet" at \(location) received a child action while the state was in \
+                another case:
+                  \(childAction)
+                Cancel the child's effects when its case goes away, or ignore actions that can \
+                arrive late.
+                """
+            )
+            return .none
+        }
+        let effect = child.reduce(into: &childState, action: childAction)
+        let scope = scope(navigationIdentity(of: childState))
+        parentState = state.embed(childState)
+        let embed = UncheckedBox(action)
+        return
+            effect
+            .map { embed.value.embed($0) }
+            .scoped(to: scope)
+            .cancellable(withChild: scope)
+    }
+}

@@ -1,0 +1,130 @@
+import CasePaths
+
+extension Reducer {
+    /// Runs `destination` on the elements of a navigation stack, for the parent's actions that
+    /// carry a ``StackAction``, before this reducer.
+    ///
+    /// - `.element(id:action:)` runs `destination` on that element, then this reducer.
+    /// - `.push(id:state:)` and `.popFrom(id:)` run this reducer first, then push or pop.
+    ///
+    /// When an element leaves the stack (popped by an action, or removed by this reducer), its
+    /// running effects are cancelled; the effects it returned for the action that removed it
+    /// still run. Each element's cancellation ids are its own, as with
+    /// ``forEach(_:action:element:fileID:filePath:line:column:)``.
+    ///
+    /// ```swift
+    /// Reduce { state, action in ... }
+    ///     .forEach(\.path, action: \.path) { Path() }
+    /// ```
+    public func forEach<DestinationState: Sendable, DestinationAction: Sendable, Destination: Reducer>(
+        _ state: WritableKeyPath<State, StackState<DestinationState>>,
+        action: CaseKeyPath<Action, StackAction<DestinationState, DestinationAction>>,
+        @ReducerBuilder<DestinationState, DestinationAction> destination: () -> Destination,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> StackForEachReducer<Self, Destination>
+    where Action: CasePathable, Destination.State == DestinationState, Destination.Action == DestinationAction {
+        StackForEachReducer(
+            parent: self,
+            destination: destination(),
+            state: state,
+            action: AnyCasePath(action),
+            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        )
+    }
+}
+
+/// A parent reducer with a navigation stack of child features; see
+/// ``Reducer/forEach(_:action:destination:fileID:filePath:line:column:)``.
+public struct StackForEachReducer<Parent: Reducer, Destination: Reducer>: Reducer
+where Destination.State: Sendable {
+    let parent: Parent
+    let destination: Destination
+    let state: WritableKeyPath<Parent.State, StackState<Destination.State>>
+    let action: AnyCasePath<Parent.Action, StackAction<Destination.State, Destination.Action>>
+    let location: SourceLocation
+
+    public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+        let stackAction = action.extract(from: parentAction)
+        let before = (origin: parentState[keyPath: state].origin, ids: parentState[keyPath: state].ids)
+        var effects: [Effect<Parent.Action>] = []
+        if case .element(let id, let elementAction) = stackAction {
+            effects.append(reduceElement(id, elementAction, in: &parentState))
+        }
+        effects.append(parent.reduce(into: &parentState, action: parentAction))
+        switch stackAction {
+        case .push(let id, let element):
+            if parentState[keyPath: state].index(of: id) != nil {
+                location.report(
+                    """
+                    A "forEach" at \(location) received a push of element \(id), which is already \
+                    on the stack; the push was ignored. Push with the stack's `nextID`.
+                    """
+                )
+            } else {
+                parentState[keyPath: state].push(element, id: id)
+            }
+        case .popFrom(let id):
+            if parentState[keyPath: state].index(of: id) != nil {
+                parentState[keyPath: state].pop(from: id)
+            } else {
+                location.report(
+                    """
+                    A "forEach" at \(location) received a pop from element \(id), which is not on \
+                    the stack; nothing was popped.
+                    """
+                )
+            }
+        case .element, nil:
+            break
+        }
+        let after = (origin: parentState[keyPath: state].origin, ids: parentState[keyPath: state].ids)
+        // Unchanged ids share their storage, so this is cheap for actions that leave the stack alone.
+        if after.origin == before.origin && after.ids == before.ids { return .merge(effects) }
+        let kept = after.origin == before.origin ? Set(after.ids) : []
+        let gone = before.ids.filter { !kept.contains($0) }.map { Member(origin: before.origin, id: $0) }
+        return .merge(effects + gone.map { .cancelEffects(ofChild: scope(of: $0)) })
+    }
+
+    /// An element as the stack's effects know it: which stack, and which element on it.
+    private struct Member: Hashable {
+        let origin: UInt64
+        let id: StackElementID
+    }
+
+    private func scope(of member: Member) -> EffectScope {
+        EffectScope(keyPath: state, identity: member)
+    }
+
+    private func reduceElement(
+        _ id: StackElementID,
+        _ elementAction: Destination.Action,
+        in parentState: inout Parent.State
+    ) -> Effect<Parent.Action> {
+        let origin = parentState[keyPath: state].origin
+        let effect = parentState[keyPath: state].modify(id: id) { element in
+            destination.reduce(into: &element, action: elementAction)
+        }
+        guard let effect else {
+            location.report(
+                """
+                A "forEach" at \(location) received an action for element \(id), which is not on \
+                the stack:
+                  \(elementAction)
+                Its effects are cancelled when it is popped; an action that can arrive late has to \
+                be ignored.
+                """
+            )
+            return .none
+        }
+        let embed = UncheckedBox(action)
+        let scope = scope(of: Member(origin: origin, id: id))
+        return
+            effect
+            .map { embed.value.embed(.element(id: id, action: $0)) }
+            .scoped(to: scope)
+            .cancellable(withChild: scope)
+    }
+}
