@@ -176,6 +176,92 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         )
     }
 
+    /// Waits for the next `expected.count` actions effects send, checks they are `expected` in
+    /// any order, and checks the state after the last of them.
+    ///
+    /// For effects that really run side by side (two watches started together), whose actions
+    /// have no fixed order; the state in between depends on the order and is not checked.
+    ///
+    /// ```swift
+    /// await store.receive(inAnyOrder: [.heaterChanged(.success(nil)), .readingChanged(.success(reading))]) {
+    ///     $0.heaterKnown = true
+    ///     $0.reading = reading
+    /// }
+    /// ```
+    public func receive(
+        inAnyOrder expected: [Action],
+        timeout: Duration? = nil,
+        assert updateStateToExpectedResult: ((inout State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async where Action: Equatable {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        guard !expected.isEmpty else { return }
+        let limit = timeout ?? self.timeout
+        let recorder = self.recorder
+        let isExhaustive = exhaustivity == .on
+        /// What of `expected` is not among `actions`; nil once `actions` holds something else
+        /// (with an exhaustive store, where everything must be expected).
+        func missing(from actions: [Action]) -> [Action]? {
+            var missing = expected
+            for action in actions {
+                if let index = missing.firstIndex(of: action) {
+                    missing.remove(at: index)
+                } else if isExhaustive {
+                    return nil
+                }
+            }
+            return missing
+        }
+        let arrived = await waitUntil(limit) {
+            isExhaustive
+                ? recorder.received.count >= expected.count
+                : missing(from: recorder.received.map(\.action))?.isEmpty == true
+        }
+        guard arrived else {
+            let received = recorder.received.map(\.action)
+            let stillMissing = missing(from: received) ?? expected
+            here.report(
+                """
+                Expected to receive \(counted(expected.count, "action")) in any order, but \
+                \(counted(stillMissing.count, "action")) did not come within \(limit):
+                \(describe(stillMissing))
+                """
+                    + (received.isEmpty ? "" : "\nReceived:\n\(describe(received))")
+            )
+            return
+        }
+        var taken: [TestRecorder<State, Action>.Received] = []
+        var left = expected
+        while !left.isEmpty, !recorder.received.isEmpty {
+            let next = recorder.removeFirstReceived()
+            taken.append(next)
+            if let index = left.firstIndex(of: next.action) { left.remove(at: index) }
+        }
+        let unexpected = missing(from: taken.map(\.action)) == nil
+        if unexpected {
+            here.report(
+                """
+                Expected to receive, in any order:
+                \(describe(expected))
+                but received:
+                \(describe(taken.map(\.action)))
+                """
+            )
+            state = taken.last?.state ?? state
+            return
+        }
+        if !isExhaustive && taken.count > expected.count {
+            let skipped = taken.map(\.action).filter { !expected.contains($0) }
+            showSkipped("Skipped receiving \(counted(skipped.count, "action")):\n\(describe(skipped))", at: here)
+        }
+        let received = taken.last!
+        check(actual: received.state, update: updateStateToExpectedResult, after: "receiving \(counted(expected.count, "action")) in any order", at: here)
+        await letEffectsBegin()
+    }
+
     /// Waits for the next action an effect sends, checks it is of case `actionCase`, and checks
     /// the state it leads to.
     ///

@@ -68,6 +68,12 @@ public final class InMemorySharedState: SharedStateBackend {
     /// The current revision.
     public var revision: UInt64 { state.withLock { $0.revision } }
 
+    /// The prefixes of each watch still open, oldest first: what a test checks to see that a
+    /// feature's watch ended with it.
+    public var watchedPrefixes: [[String]] {
+        state.withLock { $0.watchers.sorted { $0.key < $1.key }.map(\.value.prefixes) }
+    }
+
     /// Every entry, by key.
     public var entries: [String: Entry] { state.withLock { $0.entries } }
 

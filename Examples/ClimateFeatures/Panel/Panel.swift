@@ -1,12 +1,16 @@
 import SharedState
 
-/// The panel: a root store whose navigation stack is driven by requests other processes publish
-/// under `climate/panel/requests/`, the seeds' navigation publisher across processes.
+/// The panel: a root store with a navigation stack of screens (``PanelPath``), each its own
+/// feature, pushed and popped by requests other processes publish under
+/// `climate/panel/requests/` (the seeds' navigation publisher, across processes).
 ///
 /// Each request is applied exactly once, in the order requests were created: the panel saves
-/// its new screen at `climate/panel/screen` and deletes the request in one transaction, and only
-/// then takes the new screen as its state. After a restart it loads the saved screen first, so a
-/// request applied before the restart is neither lost nor applied again.
+/// its new stack at `climate/panel/screen` and deletes the request in one transaction, and only
+/// then pushes or pops. After a restart it loads the saved stack first, so a request applied
+/// before the restart is neither lost nor applied again.
+///
+/// It starts one watch at a time (the heater, then the requests), so that its start-up runs in
+/// one order and its tests can say which.
 public struct Panel: Reducer, Sendable {
     /// A request waiting to be applied: one version of one request key.
     public struct Pending: Equatable, Sendable {
@@ -14,6 +18,13 @@ public struct Panel: Reducer, Sendable {
         public var version: UInt64
         public var createRevision: UInt64
         public var request: PanelRequest
+
+        public init(key: String, version: UInt64, createRevision: UInt64, request: PanelRequest) {
+            self.key = key
+            self.version = version
+            self.createRevision = createRevision
+            self.request = request
+        }
     }
 
     /// The saved screen and the version of its key, which every apply compares against.
@@ -21,12 +32,21 @@ public struct Panel: Reducer, Sendable {
         public var screen: PanelScreen
         /// 0 while the screen was never saved.
         public var version: UInt64
+
+        public init(screen: PanelScreen, version: UInt64) {
+            self.screen = screen
+            self.version = version
+        }
     }
 
     public struct State: Equatable, Sendable {
-        public var screen = PanelScreen()
+        /// The screens above the overview.
+        public var path = StackState<PanelPath.State>()
+        /// How many requests have been applied since the saved stack was created.
+        public var applied = 0
         public var screenVersion: UInt64 = 0
         public var isLoaded = false
+        public var isWatchingRequests = false
         public var pending: [Pending] = []
         /// The request being applied.
         public var applying: Pending?
@@ -37,11 +57,21 @@ public struct Panel: Reducer, Sendable {
 
         public init() {}
 
-        /// The line the panel shows.
+        /// The stack as it is saved at `climate/panel/screen`.
+        public var screen: PanelScreen {
+            PanelScreen(path: [PanelScreen().path[0]] + path.map(\.name), applied: applied)
+        }
+
+        /// The line the panel shows: the stack, the heater, and what the top screen shows.
         public var line: String {
             let heater = heater.map { "heater \($0.mode.rawValue) at \($0.averageCelsius) °C" } ?? "heater unknown"
-            return "panel: \(screen.path.joined(separator: " › "))  [\(heater); \(screen.applied) requests applied]"
+            let line = "panel: \(screen.path.joined(separator: " › "))  [\(heater); \(applied) requests applied]"
+            guard let detail = path.last?.detail else { return line }
+            return line + "  " + detail
         }
+
+        /// The line, once the saved stack is loaded.
+        var shownLine: String? { isLoaded ? line : nil }
     }
 
     @CasePathable
@@ -56,6 +86,7 @@ public struct Panel: Reducer, Sendable {
         case requestRejected(key: String)
         case heaterChanged(Result<HeaterDecision?, SharedStateError>)
         case watchEnded(SharedStateError)
+        case path(StackActionOf<PanelPath>)
     }
 
     enum CancelID { case load, requests, heater, show }
@@ -66,24 +97,24 @@ public struct Panel: Reducer, Sendable {
 
     public init() {}
 
-    public func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    public var body: some ReducerOf<Self> {
+        Reduce { state, action in core(&state, action) }
+            .forEach(\.path, action: \.path) { PanelPath() }
+            .onChange(of: \.shownLine) { _, line in
+                Reduce { _, _ in line.map(show) ?? .none }
+            }
+    }
+
+    private func core(_ state: inout State, _ action: Action) -> Effect<Action> {
         switch action {
         case .start:
             return load(&state)
 
         case .screenLoaded(.success(let saved)):
-            state.screen = saved.screen
             state.screenVersion = saved.version
             state.isLoaded = true
-            // A fresh snapshot of the requests follows: everything still under the prefix.
             return .merge(
-                show(state),
-                .observe(prefix: ClimateKeys.panelRequests, as: PanelRequest.self) {
-                    .requestsChanged($0)
-                } catch: {
-                    .watchEnded($0)
-                }
-                .cancellable(id: CancelID.requests, cancelInFlight: true),
+                navigate(&state, to: saved.screen),
                 .observe(.heater) { .heaterChanged($0) }.cancellable(id: CancelID.heater, cancelInFlight: true)
             )
 
@@ -116,10 +147,9 @@ public struct Panel: Reducer, Sendable {
 
         case .requestApplied(let request, let screen):
             guard request == state.applying else { return .none }
-            state.screen = screen
             state.screenVersion += 1
             state.applying = nil
-            return .merge(show(state), applyNext(&state))
+            return .merge(navigate(&state, to: screen), applyNext(&state))
 
         case .requestNotApplied(let request, let reason):
             guard request == state.applying else { return .none }
@@ -130,25 +160,58 @@ public struct Panel: Reducer, Sendable {
             state.rejected += 1
             return .none
 
-        case .heaterChanged(.success(let heater)):
-            guard heater != state.heater else { return .none }
-            state.heater = heater
-            return show(state)
-
-        case .heaterChanged(.failure(let error)):
-            state.lastError = error.message
-            return .none
+        case .heaterChanged(let result):
+            switch result {
+            case .success(let heater): state.heater = heater
+            case .failure(let error): state.lastError = error.message
+            }
+            return watchRequests(&state)
 
         case .watchEnded(let error):
             state.lastError = error.message
             return .none
+
+        case .path:
+            return .none
         }
+    }
+
+    /// Starts the watch of the requests, once the heater's first answer is in. A fresh snapshot
+    /// of the requests follows: everything still under the prefix.
+    private func watchRequests(_ state: inout State) -> Effect<Action> {
+        guard state.isLoaded, !state.isWatchingRequests else { return .none }
+        state.isWatchingRequests = true
+        return .observe(prefix: ClimateKeys.panelRequests, as: PanelRequest.self) {
+            .requestsChanged($0)
+        } catch: {
+            .watchEnded($0)
+        }
+        .cancellable(id: CancelID.requests, cancelInFlight: true)
+    }
+
+    /// Makes the stack show `screen`: pops the screens that differ from it, pushes the rest, and
+    /// starts the new screens' live work. Screens it keeps go on as they were.
+    private func navigate(_ state: inout State, to screen: PanelScreen) -> Effect<Action> {
+        let target = Array(screen.path.dropFirst())
+        let current = state.path.map(\.name)
+        var kept = 0
+        while kept < min(target.count, current.count), target[kept] == current[kept] { kept += 1 }
+        if kept < state.path.count { state.path.pop(from: state.path.ids[kept]) }
+        var starts: [Effect<Action>] = []
+        for name in target[kept...] {
+            let element = PanelPath.State(screen: name)
+            let id = state.path.push(element)
+            if let start = element.start { starts.append(.send(.path(.element(id: id, action: start)))) }
+        }
+        state.applied = screen.applied
+        return .merge(starts)
     }
 
     /// Forgets what it knew of the requests and loads the saved screen; the requests follow.
     /// While syncd is unreachable it retries.
     private func load(_ state: inout State) -> Effect<Action> {
         state.isLoaded = false
+        state.isWatchingRequests = false
         state.pending = []
         state.applying = nil
         let key = SharedKey<PanelScreen>.panelScreen
@@ -200,9 +263,8 @@ public struct Panel: Reducer, Sendable {
         }
     }
 
-    private func show(_ state: State) -> Effect<Action> {
-        let line = state.line
-        return .run { _ in
+    private func show(_ line: String) -> Effect<Action> {
+        .run { _ in
             guard !Task.isCancelled else { return }
             display.show(line)
         }
