@@ -151,6 +151,14 @@ public struct Effect<Action: Sendable>: Sendable {
     /// This effect and `other` at the same time.
     public func merge(with other: Self) -> Self { .merge(self, other) }
 
+    /// Two effects at the same time, without the array `merge` makes when either does nothing
+    /// (the common case of a reducer and its child, on the path of every action).
+    static func both(_ first: Self, _ second: Self) -> Self {
+        if first.isNone { return second }
+        if second.isNone { return first }
+        return Self(.merge([first, second]))
+    }
+
     /// Whether the effect does nothing at all.
     var isNone: Bool {
         if case .none = operation { return true }

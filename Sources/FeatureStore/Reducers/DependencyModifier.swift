@@ -13,7 +13,7 @@ extension Reducer {
         _ value: Value
     ) -> DependencyModifier<Self> {
         let value = UncheckedBox(value)
-        return DependencyModifier(base: self) { $0[keyPath: keyPath] = value.value }
+        return DependencyModifier(base: _reduceFunction) { $0[keyPath: keyPath] = value.value }
     }
 
     /// Runs this reducer, and the effects it returns, with one dependency changed by `transform`.
@@ -25,18 +25,18 @@ extension Reducer {
         _ keyPath: WritableKeyPath<DependencyValues, Value> & Sendable,
         transform: @escaping (inout Value) -> Void
     ) -> DependencyModifier<Self> {
-        DependencyModifier(base: self) { transform(&$0[keyPath: keyPath]) }
+        DependencyModifier(base: _reduceFunction) { transform(&$0[keyPath: keyPath]) }
     }
 }
 
 /// A reducer run with some dependencies changed; see ``Reducer/dependency(_:_:)``.
 public struct DependencyModifier<Base: Reducer>: Reducer {
-    let base: Base
+    let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let update: (inout DependencyValues) -> Void
 
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         withDependencies(update) {
-            base.reduce(into: &state, action: action)
+            base(&state, action)
         }
     }
 }

@@ -26,8 +26,8 @@ extension Reducer {
     ) -> ForEachReducer<Self, ID, Element>
     where Action: CasePathable, Element.State == ElementState, Element.Action == ElementAction {
         ForEachReducer(
-            parent: self,
-            element: element(),
+            parent: _reduceFunction,
+            element: element()._reduceFunction,
             state: state,
             action: AnyCasePath(action),
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
@@ -38,8 +38,8 @@ extension Reducer {
 /// A parent reducer with a feature per element of an `IdentifiedArray`; see
 /// ``Reducer/forEach(_:action:element:fileID:filePath:line:column:)``.
 public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: Reducer>: Reducer {
-    let parent: Parent
-    let element: Element
+    let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
+    let element: (inout Element.State, Element.Action) -> Effect<Element.Action>
     let state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>
     let action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>
     let location: SourceLocation
@@ -47,10 +47,12 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
     public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
         let elementEffect = reduceElement(into: &parentState, action: parentAction)
         let idsBefore = parentState[keyPath: state].ids
-        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        let parentEffect = parent(&parentState, parentAction)
         let idsAfter = parentState[keyPath: state].ids
+        // Ids the parent left alone share their storage, which makes this check cheap.
+        guard idsAfter != idsBefore else { return .both(elementEffect, parentEffect) }
         let removed = idsBefore.subtracting(idsAfter)
-        guard !removed.isEmpty else { return .merge(elementEffect, parentEffect) }
+        guard !removed.isEmpty else { return .both(elementEffect, parentEffect) }
         return .merge([elementEffect, parentEffect] + removed.map { Effect.cancelEffects(ofChild: scope(of: $0)) })
     }
 
@@ -71,8 +73,11 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
             )
             return .none
         }
+        let effect = element(&parentState[keyPath: state][id: id]!, elementAction)
+        if effect.isNone { return .none }
         let embed = UncheckedBox(action)
-        return element.reduce(into: &parentState[keyPath: state][id: id]!, action: elementAction)
+        return
+            effect
             .map { embed.value.embed(.element(id: id, action: $0)) }
             .scoped(to: scope(of: id))
             .cancellable(withChild: scope(of: id))

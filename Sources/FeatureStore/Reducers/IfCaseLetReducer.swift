@@ -27,8 +27,8 @@ extension Reducer {
     ) -> IfCaseLetReducer<Self, Child>
     where State: CasePathable, Action: CasePathable, Child.State == CaseState, Child.Action == CaseAction {
         IfCaseLetReducer(
-            parent: self,
-            child: child(),
+            parent: _reduceFunction,
+            child: child()._reduceFunction,
             keyPath: state,
             state: AnyCasePath(state),
             action: AnyCasePath(action),
@@ -40,8 +40,8 @@ extension Reducer {
 /// A parent reducer with a child feature on one case of its enum state; see
 /// ``Reducer/ifCaseLet(_:action:then:fileID:filePath:line:column:)``.
 public struct IfCaseLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
-    let parent: Parent
-    let child: Child
+    let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
+    let child: (inout Child.State, Child.Action) -> Effect<Child.Action>
     /// The case's key path, naming the child's place in the feature tree.
     let keyPath: AnyKeyPath
     let state: AnyCasePath<Parent.State, Child.State>
@@ -52,13 +52,13 @@ public struct IfCaseLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
         let initial = identity(in: parentState)
         let childEffect = reduceChild(into: &parentState, action: parentAction)
         let afterChild = identity(in: parentState)
-        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        let parentEffect = parent(&parentState, parentAction)
         let after = identity(in: parentState)
         var gone: [AnyHashable] = []
         for identity in [initial, afterChild] {
             if let identity, identity != after, !gone.contains(identity) { gone.append(identity) }
         }
-        guard !gone.isEmpty else { return .merge(childEffect, parentEffect) }
+        guard !gone.isEmpty else { return .both(childEffect, parentEffect) }
         return .merge([childEffect, parentEffect] + gone.map { .cancelEffects(ofChild: scope($0)) })
     }
 
@@ -84,9 +84,10 @@ public struct IfCaseLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             )
             return .none
         }
-        let effect = child.reduce(into: &childState, action: childAction)
-        let scope = scope(navigationIdentity(of: childState))
+        let effect = child(&childState, childAction)
         parentState = state.embed(childState)
+        if effect.isNone { return .none }
+        let scope = scope(navigationIdentity(of: childState))
         let embed = UncheckedBox(action)
         return
             effect

@@ -26,8 +26,8 @@ extension Reducer {
     ) -> IfLetReducer<Self, Child>
     where Action: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
         IfLetReducer(
-            parent: self,
-            child: child(),
+            parent: _reduceFunction,
+            child: child()._reduceFunction,
             state: state,
             action: AnyCasePath(action),
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
@@ -38,8 +38,8 @@ extension Reducer {
 /// A parent reducer with a child feature on optional state; see
 /// ``Reducer/ifLet(_:action:then:fileID:filePath:line:column:)``.
 public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
-    let parent: Parent
-    let child: Child
+    let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
+    let child: (inout Child.State, Child.Action) -> Effect<Child.Action>
     let state: WritableKeyPath<Parent.State, Child.State?>
     let action: AnyCasePath<Parent.Action, Child.Action>
     let location: SourceLocation
@@ -48,7 +48,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
         let initial = parentState[keyPath: state].map(navigationIdentity(of:))
         let childEffect = reduceChild(into: &parentState, action: parentAction)
         let afterChild = parentState[keyPath: state].map(navigationIdentity(of:))
-        let parentEffect = parent.reduce(into: &parentState, action: parentAction)
+        let parentEffect = parent(&parentState, parentAction)
         let after = parentState[keyPath: state].map(navigationIdentity(of:))
         // A child that went away or was replaced by another (by the parent, or by the child
         // itself, an enum moving to another case): its effects end with it.
@@ -56,7 +56,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
         for identity in [initial, afterChild] {
             if let identity, identity != after, !gone.contains(identity) { gone.append(identity) }
         }
-        guard !gone.isEmpty else { return .merge(childEffect, parentEffect) }
+        guard !gone.isEmpty else { return .both(childEffect, parentEffect) }
         return .merge([childEffect, parentEffect] + gone.map { .cancelEffects(ofChild: scope($0)) })
     }
 
@@ -76,8 +76,9 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
             )
             return .none
         }
+        let effect = child(&parentState[keyPath: state]!, childAction)
+        if effect.isNone { return .none }
         let embed = UncheckedBox(action)
-        let effect = child.reduce(into: &parentState[keyPath: state]!, action: childAction)
         // Tagged with the child as it is now: if it became another child, its effects are the new one's.
         let scope = scope(navigationIdentity(of: parentState[keyPath: state]!))
         return

@@ -17,7 +17,7 @@ extension Reducer {
         of toValue: @escaping (State) -> Value,
         @ReducerBuilder<State, Action> _ reducer: @escaping (_ oldValue: Value, _ newValue: Value) -> Changed
     ) -> OnChangeReducer<Self, Value, Changed> where Changed.State == State, Changed.Action == Action {
-        OnChangeReducer(base: self, toValue: toValue, reducer: reducer)
+        OnChangeReducer(base: _reduceFunction, toValue: toValue, reducer: reducer)
     }
 }
 
@@ -25,13 +25,13 @@ extension Reducer {
 /// ``Reducer/onChange(of:_:)``.
 public struct OnChangeReducer<Base: Reducer, Value: Equatable, Changed: Reducer>: Reducer
 where Changed.State == Base.State, Changed.Action == Base.Action {
-    let base: Base
+    let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let toValue: (Base.State) -> Value
     let reducer: (Value, Value) -> Changed
 
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         let oldValue = toValue(state)
-        let baseEffect = base.reduce(into: &state, action: action)
+        let baseEffect = base(&state, action)
         let newValue = toValue(state)
         guard oldValue != newValue else { return baseEffect }
         return .merge(baseEffect, reducer(oldValue, newValue).reduce(into: &state, action: action))

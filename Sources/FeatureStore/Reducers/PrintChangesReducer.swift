@@ -19,7 +19,7 @@ extension Reducer {
     /// - Parameter output: Where the text goes: standard error (the default), a `Logger`, or
     ///   any function.
     public func _printChanges(to output: ChangeOutput = .standardError) -> PrintChangesReducer<Self> {
-        PrintChangesReducer(base: self, output: output)
+        PrintChangesReducer(base: _reduceFunction, output: output)
     }
 }
 
@@ -49,12 +49,12 @@ private let standardErrorLock = Mutex(())
 
 /// A reducer that prints its actions and state changes; see ``Reducer/_printChanges(to:)``.
 public struct PrintChangesReducer<Base: Reducer>: Reducer {
-    let base: Base
+    let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let output: ChangeOutput
 
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         let before = state
-        let effect = base.reduce(into: &state, action: action)
+        let effect = base(&state, action)
         var text = "received action:\n"
         customDump(action, to: &text, indent: 2)
         text += "\n"

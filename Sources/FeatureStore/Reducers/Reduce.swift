@@ -21,7 +21,7 @@ public struct Reduce<State, Action: Sendable>: Reducer {
 
     /// Wraps any reducer of the same state and actions.
     public init<R: Reducer>(_ reducer: R) where R.State == State, R.Action == Action {
-        self.reduce = reducer.reduce(into:action:)
+        self.reduce = reducer._reduceFunction
     }
 
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {

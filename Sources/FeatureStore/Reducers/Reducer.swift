@@ -42,6 +42,14 @@ public protocol Reducer<State, Action> {
     /// The reducers this one is made of, combined in order.
     @ReducerBuilder<State, Action>
     var body: Body { get }
+
+    /// The function that reduces, with ``body`` built now, once.
+    ///
+    /// The store and the reducers that hold other reducers (`Scope`, `ifLet`, `forEach`…) keep
+    /// this instead of the reducer, so that a `body` is built once rather than for every action
+    /// (building one makes its key paths anew, which costs microseconds). The protocol's
+    /// extensions implement it; a reducer does not.
+    var _reduceFunction: (inout State, Action) -> Effect<Action> { get }
 }
 
 extension Reducer where Body == Never {
@@ -49,6 +57,8 @@ extension Reducer where Body == Never {
     public var body: Body {
         fatalError("\(Self.self) has no body: it implements reduce(into:action:) itself.")
     }
+
+    public var _reduceFunction: (inout State, Action) -> Effect<Action> { reduce(into:action:) }
 }
 
 extension Reducer where Body: Reducer, Body.State == State, Body.Action == Action {
@@ -56,6 +66,8 @@ extension Reducer where Body: Reducer, Body.State == State, Body.Action == Actio
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {
         body.reduce(into: &state, action: action)
     }
+
+    public var _reduceFunction: (inout State, Action) -> Effect<Action> { body._reduceFunction }
 }
 
 /// A reducer of `R`'s state and actions: `var body: some ReducerOf<Self>`.

@@ -56,6 +56,8 @@ where Reducers.State == State, Reducers.Action == Action {
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {
         reducers.reduce(into: &state, action: action)
     }
+
+    public var _reduceFunction: (inout State, Action) -> Effect<Action> { reducers._reduceFunction }
 }
 
 /// A reducer that does nothing.
@@ -79,6 +81,18 @@ where First.State == Second.State, First.Action == Second.Action {
         if secondEffect.isNone { return firstEffect }
         return .merge(firstEffect, secondEffect)
     }
+
+    public var _reduceFunction: (inout First.State, First.Action) -> Effect<First.Action> {
+        let first = first._reduceFunction
+        let second = second._reduceFunction
+        return { state, action in
+            let firstEffect = first(&state, action)
+            let secondEffect = second(&state, action)
+            if firstEffect.isNone { return secondEffect }
+            if secondEffect.isNone { return firstEffect }
+            return .merge(firstEffect, secondEffect)
+        }
+    }
 }
 
 /// A reducer included by an `if` without `else` in a builder.
@@ -87,6 +101,10 @@ public struct OptionalReducer<Wrapped: Reducer>: Reducer {
 
     public func reduce(into state: inout Wrapped.State, action: Wrapped.Action) -> Effect<Wrapped.Action> {
         wrapped?.reduce(into: &state, action: action) ?? .none
+    }
+
+    public var _reduceFunction: (inout Wrapped.State, Wrapped.Action) -> Effect<Wrapped.Action> {
+        wrapped?._reduceFunction ?? { _, _ in .none }
     }
 }
 
@@ -100,6 +118,13 @@ where First.State == Second.State, First.Action == Second.Action {
         switch self {
         case .first(let reducer): reducer.reduce(into: &state, action: action)
         case .second(let reducer): reducer.reduce(into: &state, action: action)
+        }
+    }
+
+    public var _reduceFunction: (inout First.State, First.Action) -> Effect<First.Action> {
+        switch self {
+        case .first(let reducer): reducer._reduceFunction
+        case .second(let reducer): reducer._reduceFunction
         }
     }
 }

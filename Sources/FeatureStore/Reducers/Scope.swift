@@ -35,7 +35,7 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
 
     private let place: Place
     private let action: AnyCasePath<ParentAction, Child.Action>
-    private let child: Child
+    private let child: (inout Child.State, Child.Action) -> Effect<Child.Action>
 
     /// Scopes `child` to the state at `state` and the actions of case `action`.
     public init<ChildState, ChildAction: Sendable>(
@@ -45,7 +45,7 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
     ) where ParentAction: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
         self.place = .property(state)
         self.action = AnyCasePath(action)
-        self.child = child()
+        self.child = child()._reduceFunction
     }
 
     /// Scopes `child` to one case of an enum state and the actions of case `action`. A child
@@ -64,7 +64,7 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
             SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )
         self.action = AnyCasePath(action)
-        self.child = child()
+        self.child = child()._reduceFunction
     }
 
     public func reduce(into parent: inout ParentState, action parentAction: ParentAction) -> Effect<ParentAction> {
@@ -72,7 +72,7 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
         let effect: Effect<Child.Action>
         switch place {
         case .property(let state):
-            effect = child.reduce(into: &parent[keyPath: state], action: childAction)
+            effect = child(&parent[keyPath: state], childAction)
         case .enumCase(let state, let location):
             guard var childState = state.extract(from: parent) else {
                 location.report(
@@ -84,9 +84,10 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
                 )
                 return .none
             }
-            effect = child.reduce(into: &childState, action: childAction)
+            effect = child(&childState, childAction)
             parent = state.embed(childState)
         }
+        if effect.isNone { return .none }
         let embed = UncheckedBox(action)
         return effect.map { embed.value.embed($0) }
     }

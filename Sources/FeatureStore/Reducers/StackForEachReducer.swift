@@ -27,8 +27,8 @@ extension Reducer {
     ) -> StackForEachReducer<Self, Destination>
     where Action: CasePathable, Destination.State == DestinationState, Destination.Action == DestinationAction {
         StackForEachReducer(
-            parent: self,
-            destination: destination(),
+            parent: _reduceFunction,
+            destination: destination()._reduceFunction,
             state: state,
             action: AnyCasePath(action),
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
@@ -40,8 +40,8 @@ extension Reducer {
 /// ``Reducer/forEach(_:action:destination:fileID:filePath:line:column:)``.
 public struct StackForEachReducer<Parent: Reducer, Destination: Reducer>: Reducer
 where Destination.State: Sendable {
-    let parent: Parent
-    let destination: Destination
+    let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
+    let destination: (inout Destination.State, Destination.Action) -> Effect<Destination.Action>
     let state: WritableKeyPath<Parent.State, StackState<Destination.State>>
     let action: AnyCasePath<Parent.Action, StackAction<Destination.State, Destination.Action>>
     let location: SourceLocation
@@ -49,11 +49,11 @@ where Destination.State: Sendable {
     public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
         let stackAction = action.extract(from: parentAction)
         let before = (origin: parentState[keyPath: state].origin, ids: parentState[keyPath: state].ids)
-        var effects: [Effect<Parent.Action>] = []
+        var elementEffect = Effect<Parent.Action>.none
         if case .element(let id, let elementAction) = stackAction {
-            effects.append(reduceElement(id, elementAction, in: &parentState))
+            elementEffect = reduceElement(id, elementAction, in: &parentState)
         }
-        effects.append(parent.reduce(into: &parentState, action: parentAction))
+        let parentEffect = parent(&parentState, parentAction)
         switch stackAction {
         case .push(let id, let element):
             if parentState[keyPath: state].index(of: id) != nil {
@@ -82,10 +82,10 @@ where Destination.State: Sendable {
         }
         let after = (origin: parentState[keyPath: state].origin, ids: parentState[keyPath: state].ids)
         // Unchanged ids share their storage, so this is cheap for actions that leave the stack alone.
-        if after.origin == before.origin && after.ids == before.ids { return .merge(effects) }
+        if after.origin == before.origin && after.ids == before.ids { return .both(elementEffect, parentEffect) }
         let kept = after.origin == before.origin ? Set(after.ids) : []
         let gone = before.ids.filter { !kept.contains($0) }.map { Member(origin: before.origin, id: $0) }
-        return .merge(effects + gone.map { .cancelEffects(ofChild: scope(of: $0)) })
+        return .merge([elementEffect, parentEffect] + gone.map { .cancelEffects(ofChild: scope(of: $0)) })
     }
 
     /// An element as the stack's effects know it: which stack, and which element on it.
@@ -105,7 +105,7 @@ where Destination.State: Sendable {
     ) -> Effect<Parent.Action> {
         let origin = parentState[keyPath: state].origin
         let effect = parentState[keyPath: state].modify(id: id) { element in
-            destination.reduce(into: &element, action: elementAction)
+            destination(&element, elementAction)
         }
         guard let effect else {
             location.report(
@@ -119,6 +119,7 @@ where Destination.State: Sendable {
             )
             return .none
         }
+        if effect.isNone { return .none }
         let embed = UncheckedBox(action)
         let scope = scope(of: Member(origin: origin, id: id))
         return

@@ -45,10 +45,11 @@ public final class Store<State, Action: Sendable> {
     ) where R.State == State, R.Action == Action {
         var dependencies = DependencyValues._current
         prepareDependencies(&dependencies)
-        let reducer = DependencyValues.$_current.withValue(dependencies) { reducer() }
+        // Built once, with the store's dependencies: the reducer, and the bodies it is made of.
+        let reduce = DependencyValues.$_current.withValue(dependencies) { reducer()._reduceFunction }
         let core = StoreCore<State, Action>(
             initialState: initialState,
-            reduce: reducer.reduce(into:action:),
+            reduce: reduce,
             dependencies: dependencies,
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )

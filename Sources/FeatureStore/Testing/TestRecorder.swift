@@ -40,11 +40,11 @@ final class TestRecorder<State, Action>: @unchecked Sendable {
 
 /// Runs the feature's reducer and tells the recorder about each action.
 struct TestReducer<Base: Reducer>: Reducer {
-    let base: Base
+    let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let recorder: TestRecorder<Base.State, Base.Action>
 
     func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
-        let effect = base.reduce(into: &state, action: action)
+        let effect = base(&state, action)
         if recorder.isSendingFromTest {
             recorder.isSendingFromTest = false
             recorder.recordSent(state)

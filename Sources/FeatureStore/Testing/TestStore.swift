@@ -92,7 +92,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         self.location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         self.store = Store(
             initialState: initialState,
-            reducer: { TestReducer(base: reducer(), recorder: recorder) },
+            reducer: { TestReducer<R>(base: reducer()._reduceFunction, recorder: recorder) },
             withDependencies: {
                 $0.context = .test
                 prepareDependencies(&$0)
