@@ -257,3 +257,61 @@ struct Dashboard: Reducer, Sendable {
     await store.skipInFlightEffects()
     await store.finish()
 }
+
+// "Navigation: a stack of features". The README takes `SensorScreen` from the example; this is a
+// stand-in with the same shape.
+
+struct SensorScreen: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var sensor: String
+        var started = false
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable { case start }
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        state.started = true
+        return .none
+    }
+}
+
+struct Path: Reducer, Sendable {
+    @CasePathable enum State: Equatable, Sendable { case sensor(SensorScreen.State), page(String) }
+    @CasePathable enum Action: Equatable, Sendable { case sensor(SensorScreen.Action) }
+
+    var body: some ReducerOf<Self> {
+        Scope(state: \.sensor, action: \.sensor) { SensorScreen() }
+    }
+}
+
+struct Panel: Reducer, Sendable {
+    struct State: Equatable, Sendable { var path = StackState<Path.State>() }
+    @CasePathable enum Action: Equatable, Sendable {
+        case path(StackActionOf<Path>)
+        case show(String)
+    }
+
+    var body: some ReducerOf<Self> {
+        Reduce { state, action in
+            switch action {
+            case .show(let sensor):
+                let id = state.path.push(.sensor(SensorScreen.State(sensor: sensor)))
+                return .send(.path(.element(id: id, action: .sensor(.start))))  // start its watch
+            case .path:
+                return .none
+            }
+        }
+        .forEach(\.path, action: \.path) { Path() }
+    }
+}
+
+@MainActor @Test func aPushedScreenIsStartedAndPoppedByID() async {
+    let store = TestStore(initialState: Panel.State()) { Panel() }
+    await store.send(.show("hall")) { $0.path.append(.sensor(SensorScreen.State(sensor: "hall"))) }
+    await store.receive(.path(.element(id: 0, action: .sensor(.start)))) {
+        $0.path[id: 0] = .sensor(SensorScreen.State(sensor: "hall", started: true))
+    }
+    await store.send(.path(.popFrom(id: 0))) { $0.path = [] }
+    await store.finish()
+}
