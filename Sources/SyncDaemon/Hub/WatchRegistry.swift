@@ -35,14 +35,17 @@ struct WatchRegistry {
     }
 
     private var watches: [WatchKey: Watch] = [:]
+    /// The watches by the keys they select.
+    private var index = WatchIndex<WatchKey>()
+    /// The ids of each subscriber's watches.
+    private var bySubscriber: [ObjectIdentifier: Set<UInt64>] = [:]
 
     /// The number of active watches.
     var count: Int { watches.count }
 
     /// The number of watches `subscriber` has.
     func count(of subscriber: any WatchSubscriber) -> Int {
-        let identifier = ObjectIdentifier(subscriber)
-        return watches.keys.lazy.filter { $0.subscriber == identifier }.count
+        bySubscriber[ObjectIdentifier(subscriber)]?.count ?? 0
     }
 
     /// Whether `subscriber` has a watch with this id.
@@ -50,21 +53,36 @@ struct WatchRegistry {
         watches[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil
     }
 
-    /// Adds a watch.
+    /// Adds a watch, in place of one of the same subscriber with the same id.
     mutating func add(_ watch: Watch) {
-        watches[WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)] = watch
+        let key = WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)
+        if let old = watches.updateValue(watch, forKey: key) {
+            index.remove(key, prefixes: old.prefixes)
+        }
+        index.insert(key, prefixes: watch.prefixes)
+        bySubscriber[key.subscriber, default: []].insert(watch.id)
     }
 
     /// Removes a watch; returns whether it existed.
     @discardableResult
     mutating func remove(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
-        watches.removeValue(forKey: WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)) != nil
+        remove(WatchKey(subscriber: ObjectIdentifier(subscriber), id: id))
     }
 
     /// Removes every watch of `subscriber`.
     mutating func removeAll(of subscriber: any WatchSubscriber) {
         let identifier = ObjectIdentifier(subscriber)
-        watches = watches.filter { $0.key.subscriber != identifier }
+        for id in bySubscriber[identifier] ?? [] {
+            _ = remove(WatchKey(subscriber: identifier, id: id))
+        }
+    }
+
+    private mutating func remove(_ key: WatchKey) -> Bool {
+        guard let watch = watches.removeValue(forKey: key) else { return false }
+        index.remove(key, prefixes: watch.prefixes)
+        bySubscriber[key.subscriber]?.remove(key.id)
+        if bySubscriber[key.subscriber]?.isEmpty == true { bySubscriber[key.subscriber] = nil }
+        return true
     }
 
     /// Ends a watch's replay: returns the frames held meanwhile and lets live frames through.
@@ -78,45 +96,26 @@ struct WatchRegistry {
     /// Sends each watch the changes of `revisions` it selects: one frame per revision, all frames
     /// of a subscriber in one flush, all subscribers of an event loop in one hand-off. A
     /// backlogged subscriber's watches get nothing and are marked as owed a resync.
+    ///
+    /// Only the watches a change may concern are looked at (see ``WatchIndex``), so a write costs
+    /// what its watchers cost.
     mutating func deliver(_ revisions: [CommittedRevision]) {
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
         var backlogged: [ObjectIdentifier: Bool] = [:]
         // Watches that take a whole revision under the same id get the same bytes: clients number
         // their watches from 1, so most subscribers share a frame rather than each copying one.
         var wholeFrames: [WholeFrameKey: ByteBuffer] = [:]
-        for key in watches.keys {
-            let watch = watches[key]!
-            if watch.needsResync { continue }
-            let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
-            backlogged[key.subscriber] = isBacklogged
-            if isBacklogged && watch.heldFrames == nil {
-                // Nothing is encoded for it: it is owed a resync if any of these changes were its.
-                let isSelected = revisions.contains { revision in
-                    revision.revision > watch.startsAfter && revision.changes.contains { watch.selects($0.key) }
-                }
-                if isSelected { watches[key]!.needsResync = true }
-                continue
+        var candidates: Set<WatchKey> = []
+        for revision in revisions {
+            candidates.removeAll(keepingCapacity: true)
+            for change in revision.changes {
+                index.forEachMember(selecting: change.key) { candidates.insert($0) }
             }
-            var frames: [ByteBuffer] = []
-            for revision in revisions where revision.revision > watch.startsAfter {
-                switch Self.selection(of: watch, in: revision) {
-                case .none:
-                    continue
-                case .whole:
-                    let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
-                    let frame = wholeFrames[frameKey] ?? revision.frame(forWatch: watch.id, allocator: Self.allocator)
-                    wholeFrames[frameKey] = frame
-                    frames.append(frame)
-                case .some(let changes):
-                    frames.append(Self.eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes))
-                }
+            for key in index.everything {
+                deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
             }
-            if frames.isEmpty { continue }
-            watches[key]!.isIdle = false
-            if watch.heldFrames != nil {
-                watches[key]!.heldFrames!.append(contentsOf: frames)
-            } else {
-                outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(contentsOf: frames)
+            for key in candidates {
+                deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
             }
         }
         let batch = DeliveryBatch()
@@ -124,6 +123,42 @@ struct WatchRegistry {
             outbox.subscriber.send(outbox.frames, in: batch)
         }
         batch.dispatch()
+    }
+
+    /// Adds the frame of the changes of `revision` that the watch `key` selects to its
+    /// subscriber's outbox, or to the frames it holds while it replays; marks it owed a resync
+    /// instead when its subscriber is backlogged.
+    private mutating func deliver(
+        _ revision: CommittedRevision,
+        to key: WatchKey,
+        outboxes: inout [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])],
+        backlogged: inout [ObjectIdentifier: Bool],
+        wholeFrames: inout [WholeFrameKey: ByteBuffer]
+    ) {
+        guard let watch = watches[key], !watch.needsResync, revision.revision > watch.startsAfter else { return }
+        let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
+        backlogged[key.subscriber] = isBacklogged
+        let frame: ByteBuffer
+        switch Self.selection(of: watch, in: revision) {
+        case .none:
+            return
+        case .whole where isBacklogged && watch.heldFrames == nil, .some where isBacklogged && watch.heldFrames == nil:
+            // Nothing is encoded for it: it is owed a resync.
+            watches[key]!.needsResync = true
+            return
+        case .whole:
+            let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
+            frame = wholeFrames[frameKey] ?? revision.frame(forWatch: watch.id, allocator: Self.allocator)
+            wholeFrames[frameKey] = frame
+        case .some(let changes):
+            frame = Self.eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
+        }
+        watches[key]!.isIdle = false
+        if watch.heldFrames != nil {
+            watches[key]!.heldFrames!.append(frame)
+        } else {
+            outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
+        }
     }
 
     private struct WholeFrameKey: Hashable {
@@ -167,7 +202,9 @@ struct WatchRegistry {
     mutating func takeResyncs(of subscriber: any WatchSubscriber) -> [Watch] {
         let identifier = ObjectIdentifier(subscriber)
         var owed: [Watch] = []
-        for key in watches.keys where key.subscriber == identifier && watches[key]!.needsResync {
+        for id in bySubscriber[identifier] ?? [] {
+            let key = WatchKey(subscriber: identifier, id: id)
+            guard watches[key]?.needsResync == true else { continue }
             watches[key]!.needsResync = false
             owed.append(watches[key]!)
         }
