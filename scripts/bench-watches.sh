@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What idle watches cost syncd: durable puts/s and syncd's CPU per put while N watches on other
 # prefixes (each its own, `syncctl bench watchers --distinct`) are held, for N = 0, 1,000, 10,000
-# and 100,000; and syncd's memory per idle watch. Prints a Markdown table.
+# and 100,000; syncd's memory per idle watch; and the time from starting a watch to its snapshot
+# for a prefix of 111 keys among 1,000,000. Prints Markdown tables.
 #
 #   scripts/bench-watches.sh [--quick] [--bin DIR]
 #
@@ -25,7 +26,11 @@ if [ -z "$bin" ]; then
     bin="$(swift build -c release --show-bin-path)"
 fi
 syncd="${SYNCD:-$bin/syncd}"
-if $quick; then scales="0 1000 10000" puts=20000; else scales="0 1000 10000 100000" puts=100000; fi
+if $quick; then
+    scales="0 1000 10000" puts=20000 keys=100000
+else
+    scales="0 1000 10000 100000" puts=100000 keys=1000000
+fi
 
 dir="$(mktemp -d /tmp/bench-watches.XXXXXX)"
 syncd_pid="" holder_pid=""
@@ -81,3 +86,13 @@ for scale in $scales; do
     # Let syncd notice the closed connections before the next scale.
     until [ "$("$bin/syncctl" --socket "$socket" --json status | sed -E 's/.*"watches":([0-9]+).*/\1/')" = 0 ]; do sleep 0.2; done
 done
+
+# The keys bench/0 … bench/N-1; bench/1234 selects bench/1234, bench/12340-12349 and
+# bench/123400-123499: 111 keys.
+"$bin/syncctl" --socket "$socket" bench put --connections 4 --pipeline 16 --count "$keys" --keys "$keys" \
+    --value-size 100 >/dev/null
+echo
+echo "| watch start to snapshot, 111 keys among $keys | p50 µs | p99 µs |"
+echo "| --- | --- | --- |"
+"$bin/syncctl" --socket "$socket" --json bench snapshot --prefix bench/1234 --count 200 \
+    | sed -E 's/.*"keys":([0-9]+).*"p50_us":([0-9]+).*"p99_us":([0-9]+).*/| \1 keys | \2 | \3 |/'

@@ -1,8 +1,10 @@
-/// Every committed entry, found by key. The entries carry their own keys, so the table is a set
-/// of 8-byte references: a dictionary keyed by `String` spends 16 more bytes per slot, and keeps
-/// about twice as many slots as entries.
+/// Every committed entry, found by key, and the keys in order. The entries carry their own keys,
+/// so the table is a set of 8-byte references: a dictionary keyed by `String` spends 16 more bytes
+/// per slot, and keeps about twice as many slots as entries. The order (``KeyOrder``) finds the
+/// keys under a prefix without a scan.
 struct EntryTable: Sendable {
     private var entries: Set<StoredEntry>
+    private var order = KeyOrder()
 
     /// An empty table with room for `capacity` entries without growing.
     init(capacity: Int = 0) {
@@ -19,7 +21,7 @@ struct EntryTable: Sendable {
 
     /// Stores `entry` under its key, replacing the key's entry if there is one.
     mutating func insert(_ entry: StoredEntry) {
-        entries.update(with: entry)
+        if entries.update(with: entry) == nil { order.insert(entry.key) }
     }
 
     /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
@@ -27,10 +29,24 @@ struct EntryTable: Sendable {
     @discardableResult
     mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            entries.update(with: entry)
-        } else {
-            entries.remove(.probe(key))
+            let replaced = entries.update(with: entry)
+            if replaced == nil { order.insert(key) }
+            return replaced
         }
+        guard let removed = entries.remove(.probe(key)) else { return nil }
+        order.remove(key)
+        return removed
+    }
+
+    /// The entries whose keys start with `prefix`, in byte order of their keys; at most `limit`.
+    func entries(withPrefix prefix: String, limit: Int? = nil, where isIncluded: (String) -> Bool = { _ in true }) -> [StoredEntry] {
+        var found: [StoredEntry] = []
+        if let limit, limit <= 0 { return found }
+        order.forEachKey(withPrefix: prefix) { key in
+            if isIncluded(key), let index = entries.firstIndex(of: .probe(key)) { found.append(entries[index]) }
+            return limit.map { found.count < $0 } ?? true
+        }
+        return found
     }
 
     /// Every entry, in no particular order.

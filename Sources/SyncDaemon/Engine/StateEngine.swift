@@ -93,7 +93,8 @@ final class StateEngine: Sendable {
     /// The entries whose keys start with `prefix`, in key order, at most `limit` of them.
     func list(prefix: String, limit: Int?, readable: KeyFilter? = nil) -> (entries: [Entry], revision: UInt64, hasMore: Bool) {
         published.withLock { state in
-            var entries = Self.entries(in: state.entries, selectedBy: [prefix], readable: readable)
+            // One more than asked for tells whether there is more.
+            var entries = Self.entries(in: state.entries, selectedBy: [prefix], readable: readable, limit: limit.map { $0 + 1 })
             let hasMore = limit.map { entries.count > $0 } ?? false
             if let limit, hasMore { entries.removeSubrange(limit...) }
             return (entries, state.revision, hasMore)
@@ -553,17 +554,35 @@ final class StateEngine: Sendable {
         )
     }
 
-    private static func entries(in entries: EntryTable, selectedBy prefixes: [String], readable: KeyFilter?) -> [Entry] {
-        let selectsAll = prefixes.isEmpty || prefixes.contains("")
-        var selected: [(key: String, entry: StoredEntry)] = []
-        for entry in entries.all {
-            let key = entry.key
-            if (selectsAll || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false {
-                selected.append((key, entry))
-            }
+    /// The entries under `prefixes` that `readable` lets through, in byte order of their keys;
+    /// at most `limit`. Found by range in the table's key order, so the cost follows what is
+    /// returned, not the number of keys.
+    private static func entries(
+        in entries: EntryTable,
+        selectedBy prefixes: [String],
+        readable: KeyFilter?,
+        limit: Int? = nil
+    ) -> [Entry] {
+        var selected: [Entry] = []
+        for prefix in disjointPrefixes(prefixes) {
+            let remaining = limit.map { $0 - selected.count }
+            if let remaining, remaining <= 0 { break }
+            let found = entries.entries(withPrefix: prefix, limit: remaining) { readable?($0) != false }
+            selected.append(contentsOf: found.map { $0.entry() })
         }
-        selected.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-        return selected.map { $0.entry.entry(key: $0.key) }
+        return selected
+    }
+
+    /// `prefixes` without those another one covers (`a/b/` under `a/`), in byte order: their
+    /// ranges of keys follow each other in that order and do not overlap.
+    static func disjointPrefixes(_ prefixes: [String]) -> [String] {
+        if prefixes.isEmpty || prefixes.contains("") { return [""] }
+        var kept: [String] = []
+        for prefix in prefixes.sorted(by: KeyOrder.precedes) {
+            if let last = kept.last, prefix.utf8.starts(with: last.utf8) { continue }
+            kept.append(prefix)
+        }
+        return kept
     }
 
     private static func watchResponse(id: UInt64, revision: UInt64) -> ByteBuffer {

@@ -241,7 +241,8 @@ final class Storage: Sendable {
         // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
         // the start-up time.
         let statement = try db.makeStatement(
-            sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries"
+            // In key order (the primary key's, free): the table's key order is then built by appending.
+            sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries ORDER BY key"
         )
         let handle = statement.sqliteStatement
         while true {
@@ -366,7 +367,7 @@ final class Storage: Sendable {
             }
             try migrator.migrate(queue)
             return try queue.read { db in
-                try readState(db).entries.all.map { $0.entry() }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                try readState(db).entries.entries(withPrefix: "").map { $0.entry() }
             }
         } catch let error as SharedStateError {
             throw error

@@ -1,0 +1,61 @@
+import Foundation
+import SharedStateWire
+import Testing
+
+@testable import SyncDaemon
+
+/// The table's key order against a brute-force sort: the same keys under every prefix, in byte
+/// order, through insertions, removals, merges and compactions.
+@Suite struct KeyOrderTests {
+    @Test(arguments: [UInt64(21), 22, 23, 24])
+    func rangesAgreeWithASortedScan(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var table = EntryTable()
+        var keys: Set<[UInt8]> = []
+        func randomKey() -> String {
+            WatchIndexTests.randomString(pieces: 1...4, using: &generator)
+        }
+        for step in 0..<6_000 {
+            let key = randomKey()
+            // More writes than deletions, so the table grows through several merges.
+            if Int.random(in: 0..<3, using: &generator) == 0 {
+                table.set(key, to: nil)
+                keys.remove(Array(key.utf8))
+            } else {
+                table.set(key, to: StoredEntry.make(WatchIndexTests.entry(key, revision: UInt64(step + 1))))
+                keys.insert(Array(key.utf8))
+            }
+            guard step % 500 == 0 else { continue }
+            for _ in 0..<20 {
+                let prefix = Bool.random(using: &generator) ? "" : WatchIndexTests.randomString(pieces: 1...2, using: &generator)
+                let limit = Bool.random(using: &generator) ? Int.random(in: 1...20, using: &generator) : nil
+                var expected = keys.filter { $0.starts(with: prefix.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+                if let limit { expected = Array(expected.prefix(limit)) }
+                let found = table.entries(withPrefix: prefix, limit: limit).map { Array($0.key.utf8) }
+                #expect(found == expected, "prefix \(prefix.debugDescription), limit \(String(describing: limit))")
+            }
+        }
+        #expect(table.count == keys.count)
+    }
+
+    @Test func keysInsertedInOrderAreAppendedAndRemovedKeysComeBack() {
+        var table = EntryTable()
+        for index in 0..<1_000 {
+            let key = "k/" + String(format: "%04d", index)
+            table.insert(StoredEntry.make(WatchIndexTests.entry(key, revision: UInt64(index + 1))))
+        }
+        #expect(table.entries(withPrefix: "k/09", limit: 3).map(\.key) == ["k/0900", "k/0901", "k/0902"])
+        table.set("k/0901", to: nil)
+        #expect(table.entries(withPrefix: "k/09", limit: 3).map(\.key) == ["k/0900", "k/0902", "k/0903"])
+        table.set("k/0901", to: StoredEntry.make(WatchIndexTests.entry("k/0901", revision: 2_000)))
+        #expect(table.entries(withPrefix: "k/090").map(\.key) == (0..<10).map { "k/090\($0)" })
+        #expect(table.entries(withPrefix: "k/0901").first?.entry().modRevision == 2_000)
+    }
+
+    @Test func overlappingPrefixesAreCountedOnce() {
+        #expect(StateEngine.disjointPrefixes(["a/b/", "a/", "b", "a/c"]) == ["a/", "b"])
+        #expect(StateEngine.disjointPrefixes(["x", ""]) == [""])
+        #expect(StateEngine.disjointPrefixes([]) == [""])
+        #expect(StateEngine.disjointPrefixes(["é", "e\u{301}"]) == ["e\u{301}", "é"])
+    }
+}
