@@ -156,6 +156,9 @@ kill "$holder_pid"; holder_pid=""
 # The store runtime, in-process.
 s=$("$bin/feature-bench" send --count "$sends" --json)
 row "Store.send of a trivial action, actions/s" "$(json actions_per_sec <<<"$s")" "–" "–" "≥ 2,000,000"
+s=$("$bin/feature-bench" compose --elements 1000 --json)
+row "an action for one of 1,000 elements through forEach, ns (flat reducer: $(json flat_ns <<<"$s"))" \
+    "$(json for_each_ns <<<"$s")" "–" "$(json ratio <<<"$s" | cut -c1-4)× flat" "≤ 2× flat"
 
 echo
 echo "$(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(uname -sr), $(redis-server --version | awk '{print $1, $2, $3}')"
@@ -163,3 +166,8 @@ echo
 echo "| workload | syncd | Redis | ratio | target |"
 echo "| --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
+
+# Scale with the number of watches, and snapshots among many keys (a syncd of its own).
+kill "$syncd_pid"; wait "$syncd_pid" 2>/dev/null || true; syncd_pid=""
+echo
+if $quick; then scripts/bench-watches.sh --quick --bin "$bin"; else scripts/bench-watches.sh --bin "$bin"; fi

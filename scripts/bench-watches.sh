@@ -87,12 +87,12 @@ for scale in $scales; do
     until [ "$("$bin/syncctl" --socket "$socket" --json status | sed -E 's/.*"watches":([0-9]+).*/\1/')" = 0 ]; do sleep 0.2; done
 done
 
-# The keys bench/0 … bench/N-1; bench/1234 selects bench/1234, bench/12340-12349 and
-# bench/123400-123499: 111 keys.
+# The keys bench/0 … bench/N-1; bench/1234 selects bench/1234, bench/12340-12349 and, with
+# 1,000,000 keys, bench/123400-123499: 111 keys.
 "$bin/syncctl" --socket "$socket" bench put --connections 4 --pipeline 16 --count "$keys" --keys "$keys" \
     --value-size 100 >/dev/null
 echo
-echo "| watch start to snapshot, 111 keys among $keys | p50 µs | p99 µs |"
+echo "| watch start to snapshot of bench/1234, among $keys keys | p50 µs | p99 µs |"
 echo "| --- | --- | --- |"
 "$bin/syncctl" --socket "$socket" --json bench snapshot --prefix bench/1234 --count 200 \
     | sed -E 's/.*"keys":([0-9]+).*"p50_us":([0-9]+).*"p99_us":([0-9]+).*/| \1 keys | \2 | \3 |/'
