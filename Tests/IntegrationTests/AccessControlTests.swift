@@ -72,6 +72,16 @@ import Testing
         #expect(try await syncctl(as: nobody, ["compact", "--keep", "1"], scratch: scratch).status == 5)
         #expect(try await syncctl(as: nobody, ["clients"], scratch: scratch).status == 5)
 
+        // A prefix with nothing readable under it is refused; one the grant lies under is filtered.
+        let deniedList = try await syncctl(as: nobody, ["list", "team/"], scratch: scratch)
+        #expect(deniedList.status == 5)
+        #expect(deniedList.stderr.contains(#"may not read any key under "team/""#))
+        #expect(!deniedList.stderr.contains("secret"))
+        let deniedWatch = try await syncctl(as: nobody, ["watch", "public/", "team/", "--count", "1"], scratch: scratch)
+        #expect(deniedWatch.status == 5)
+        #expect(deniedWatch.stderr.contains(#"may not read any key under "team/""#))
+        #expect(try await syncctl(as: nobody, ["list", "pub"], scratch: scratch).stdout == "public/a\t1\npublic/nobody/x\t1\n")
+
         // A list or a watch of everything shows only what the grant covers: no foreign key names.
         let list = try await syncctl(as: nobody, ["list"], scratch: scratch)
         #expect(list.stdout == "public/a\t1\npublic/nobody/x\t1\n")
@@ -103,7 +113,14 @@ import Testing
         let daemon = try await daemon(scratch, policy: nil)
         _ = try await IntegrationTests.syncctl(["put", "a", "1"], scratch: scratch)
         #expect(try await syncctl(as: 65534, ["get", "a"], scratch: scratch).status == 5)
-        #expect(try await syncctl(as: 65534, ["list"], scratch: scratch).stdout == "")
+        // A list or watch that can never show anything is refused, not answered with silence.
+        let list = try await syncctl(as: 65534, ["list"], scratch: scratch)
+        #expect(list.status == 5)
+        #expect(list.stdout == "")
+        #expect(list.stderr.contains("permission denied: user 65534 may not read any key"))
+        let watch = try await syncctl(as: 65534, ["watch", "--snapshot", "--count", "1"], scratch: scratch)
+        #expect(watch.status == 5)
+        #expect(watch.stderr.contains("permission denied"))
         try await daemon.stop()
     }
 

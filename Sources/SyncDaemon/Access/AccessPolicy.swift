@@ -70,6 +70,12 @@ struct Permissions: Sendable, Hashable {
         isUnrestricted || readPrefixes.contains { KeyRules.key(key, hasPrefix: $0) }
     }
 
+    /// Whether some key under `prefix` may be read: a read grant covers the prefix, or lies under it.
+    func mayReadSome(under prefix: String) -> Bool {
+        isUnrestricted
+            || readPrefixes.contains { KeyRules.key(prefix, hasPrefix: $0) || KeyRules.key($0, hasPrefix: prefix) }
+    }
+
     func canWrite(_ key: String) -> Bool {
         isUnrestricted || writePrefixes.contains { KeyRules.key(key, hasPrefix: $0) }
     }

@@ -188,6 +188,7 @@ final class ClientSession {
 
             case .list(let list):
                 try KeyRules.validatePrefix(list.prefix, limits: limits)
+                try requireSomeRead(under: [list.prefix], access)
                 let result = engine.list(
                     prefix: list.prefix,
                     limit: list.limit == 0 ? nil : Int(list.limit),
@@ -205,6 +206,7 @@ final class ClientSession {
             case .watch(let watch):
                 try RequestRules.validateWatchPrefixCount(watch.prefixes.count, limits: limits)
                 for prefix in watch.prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
+                try requireSomeRead(under: watch.prefixes, access)
                 if engine.watchCount(of: writer) >= limits.maxWatchesPerConnection {
                     throw SharedStateError(
                         .tooLarge,
@@ -434,6 +436,15 @@ final class ClientSession {
 
     private func requireRead(_ key: String, _ access: Permissions) throws(SharedStateError) {
         guard access.canRead(key) else { throw denied("read key \"\(key)\"") }
+    }
+
+    /// Fails when one of `prefixes` selects no key the user may read: a list or watch that could
+    /// never show anything is refused, as etcd refuses a range it may not read, rather than
+    /// answered with silence. A prefix the user may read in part is filtered instead.
+    private func requireSomeRead(under prefixes: [String], _ access: Permissions) throws(SharedStateError) {
+        for prefix in prefixes.isEmpty ? [""] : prefixes where !access.mayReadSome(under: prefix) {
+            throw denied(prefix.isEmpty ? "read any key" : "read any key under \"\(prefix)\"")
+        }
     }
 
     private func requireWrite(_ key: String, _ access: Permissions) throws(SharedStateError) {
