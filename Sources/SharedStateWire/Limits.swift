@@ -17,10 +17,17 @@ public struct Limits: Sendable, Hashable {
     /// watches then skip changes and are resynchronised with a snapshot once it catches up. Set
     /// when a connection is accepted, so a reload applies to new connections.
     public var maxOutboundQueueBytes: Int = 4 << 20
-    /// The most clients connected at once; more are refused with `tooLarge`.
+    /// The most clients connected at once that have completed the handshake; more are refused
+    /// with `tooLarge` when they send their Hello.
     public var maxConnections: Int = 1024
-    /// The most clients one user (uid) may have connected at once.
+    /// The most clients one user (uid) may have connected at once, past the handshake.
     public var maxConnectionsPerUser: Int = 256
+    /// The most connections that have not sent their Hello yet. A new connection past it pushes
+    /// the oldest of them out, so a flood of silent connections cannot keep a real client out.
+    public var maxUnauthenticatedConnections: Int = 64
+    /// Connections beyond ``maxConnections`` that only syncd's own user and root may take, so an
+    /// administrator can always connect to look.
+    public var reservedAdministratorConnections: Int = 4
     /// The most watches one connection may have.
     public var maxWatchesPerConnection: Int = 256
     /// How long a new connection may take to send its Hello (a client that sends nothing, or

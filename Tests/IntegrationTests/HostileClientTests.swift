@@ -25,12 +25,34 @@ final class RawConnection {
     }
 
     func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        // MSG_NOSIGNAL: a connection syncd closed fails the write instead of killing the tests.
+        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     func sendFrame(_ payload: [UInt8]) {
         let length = UInt32(payload.count).bigEndian
         send(withUnsafeBytes(of: length) { Array($0) } + payload)
+    }
+
+    /// Sends a Hello, as a client starts.
+    func sendHello(name: String = "raw") {
+        let hello = try! Sharedstate_V1_ClientFrame.with {
+            $0.hello = .with {
+                $0.protocolVersion = WireProtocol.version
+                $0.clientName = name
+            }
+        }.serializedBytes() as [UInt8]
+        sendFrame(hello)
+    }
+
+    /// Sends a Hello and waits for the answer: true for a Welcome.
+    func greet(name: String = "raw") throws -> Bool {
+        sendHello(name: name)
+        let answer = receive()
+        guard answer.count > 4 else { return false }
+        let frame = try Sharedstate_V1_ServerFrame(serializedBytes: Array(answer[4...]))
+        if case .welcome = frame.kind { return true }
+        return false
     }
 
     /// Everything the daemon sends until it closes the connection (or 10 s pass).

@@ -54,12 +54,17 @@ import Testing
 
     @Test func aConnectionFloodIsRefusedWhileExistingClientsCarryOn() async throws {
         let scratch = try Scratch()
-        let daemon = try await daemon(scratch, limits: #"{"maxConnections":6,"maxConnectionsPerUser":100}"#)
+        let daemon = try await daemon(scratch, limits: #"{"maxConnections":6,"maxConnectionsPerUser":100,"reservedAdministratorConnections":0}"#)
         let bystander = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "bystander"))
         var flood: [RawConnection] = []
-        for _ in 0..<5 { flood.append(try RawConnection(path: scratch.socket)) }
-        try await Task.sleep(for: .milliseconds(200))
+        for _ in 0..<5 {
+            let connection = try RawConnection(path: scratch.socket)
+            #expect(try connection.greet())
+            flood.append(connection)
+        }
+        // The limit applies at the Hello: the one past it is refused then.
         let refused = try RawConnection(path: scratch.socket)
+        refused.sendHello()
         let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
         #expect(fatal?.code == .tooLarge)
         #expect(fatal?.message.contains("6 clients connected, its limit") == true)
@@ -73,10 +78,44 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, limits: #"{"maxConnectionsPerUser":3}"#)
         let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
-        try await Task.sleep(for: .milliseconds(200))
+        for connection in held { #expect(try connection.greet()) }
         let refused = try RawConnection(path: scratch.socket)
+        refused.sendHello()
         let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
         #expect(fatal?.message.contains("user \(getuid()) has 3 clients connected") == true)
+        withExtendedLifetime(held) {}
+        try await daemon.stop()
+    }
+
+    /// sshd's MaxStartups, PostgreSQL's reserved connections: 300 connections that never say
+    /// Hello, from the same user, keep nobody out; the oldest of them are pushed out instead.
+    @Test func silentConnectionsCannotLockAUserOut() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, limits: #"{"maxUnauthenticatedConnections":16}"#)
+        let silent = try (0..<300).map { _ in try RawConnection(path: scratch.socket) }
+        let put = try await syncctl(["put", "x", "1"], scratch: scratch)
+        #expect(put.status == 0, "\(put.stderr)")
+        // The oldest were pushed out, each told why; at most 16 still wait.
+        let fatal = try RawConnection.fatalError(in: silent[0].readUntilClosed())
+        #expect(fatal?.code == .tooLarge)
+        #expect(fatal?.message.contains("16 connections were waiting to say Hello, the limit; this was the oldest") == true)
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        let clients = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["clients"] as? Int
+        #expect(try #require(clients) <= 17)
+        withExtendedLifetime(silent) {}
+        #expect(try await syncctl(["get", "x"], scratch: scratch).stdout == "1\n")
+        try await daemon.stop()
+    }
+
+    @Test func administratorsHavePlacesOfTheirOwn() async throws {
+        let scratch = try Scratch()
+        // The tests run as root: with no place left for others, root still gets in, up to the reserve.
+        let daemon = try await daemon(scratch, limits: #"{"maxConnections":2,"reservedAdministratorConnections":1}"#)
+        let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
+        #expect(try held.map { try $0.greet() } == [true, true, true])
+        let refused = try RawConnection(path: scratch.socket)
+        refused.sendHello()
+        #expect(try RawConnection.fatalError(in: refused.readUntilClosed())?.message.contains("2 clients connected, its limit") == true)
         withExtendedLifetime(held) {}
         try await daemon.stop()
     }

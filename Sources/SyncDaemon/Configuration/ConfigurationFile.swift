@@ -24,6 +24,8 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var maxOutboundQueueBytes: Int?
         public var maxConnections: Int?
         public var maxConnectionsPerUser: Int?
+        public var maxUnauthenticatedConnections: Int?
+        public var reservedAdministratorConnections: Int?
         public var maxWatchesPerConnection: Int?
         public var handshakeTimeoutSeconds: Int?
     }
@@ -87,6 +89,8 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             ("maxOutboundQueueBytes", section.maxOutboundQueueBytes, \.maxOutboundQueueBytes, 65_536...(1 << 30)),
             ("maxConnections", section.maxConnections, \.maxConnections, 1...1_000_000),
             ("maxConnectionsPerUser", section.maxConnectionsPerUser, \.maxConnectionsPerUser, 1...1_000_000),
+            ("maxUnauthenticatedConnections", section.maxUnauthenticatedConnections, \.maxUnauthenticatedConnections, 1...100_000),
+            ("reservedAdministratorConnections", section.reservedAdministratorConnections, \.reservedAdministratorConnections, 0...1_000),
             ("maxWatchesPerConnection", section.maxWatchesPerConnection, \.maxWatchesPerConnection, 1...1_000_000),
             ("handshakeTimeoutSeconds", section.handshakeTimeoutSeconds, \.handshakeTimeoutSeconds, 1...3600),
         ]

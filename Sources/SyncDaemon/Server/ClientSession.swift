@@ -56,7 +56,12 @@ final class ClientSession {
     private var queuedWrites: [(id: UInt64, request: WriteRequest)] = []
     private var logger: Logger { environment.logger }
 
-    init(record: ClientRecord, environment: Environment) {
+    private let admitGreeting: () -> SharedStateError?
+
+    /// - Parameter admitGreeting: Called when the client says Hello: lets it count as a client,
+    ///   or says why not (the connection limits apply then).
+    init(record: ClientRecord, environment: Environment, admitGreeting: @escaping () -> SharedStateError? = { nil }) {
+        self.admitGreeting = admitGreeting
         self.record = record
         self.environment = environment
         self.accessCache = PermissionCache(principal: record.principal, settings: environment.settings)
@@ -128,6 +133,7 @@ final class ClientSession {
                 )
             )
         }
+        if let refusal = admitGreeting() { return .close(refusal) }
         hasGreeted = true
         record.hasGreeted = true
         record.clientName = String(hello.clientName.prefix(128))

@@ -125,9 +125,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard phase == .admitting, let context, let writer else { return }
         let record = ClientRecord(sessionID: registry.nextSessionID(), credentials: credentials, writer: writer)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let refusal = registry.admit(record, limits: limits) {
-            handler.eventLoop.execute { handler.value.drain() }
-        }
+        let refusal = registry.admit(
+            record,
+            limits: limits,
+            drain: { handler.eventLoop.execute { handler.value.drain() } },
+            evict: { error in handler.eventLoop.execute { handler.value.fail(error, isNotable: false) } }
+        )
         if let refusal {
             logger.warning("refused a connection", metadata: ["pid": "\(credentials?.pid ?? 0)", "reason": "\(refusal)"])
             phase = .closed
@@ -135,7 +138,10 @@ final class ConnectionHandler: ChannelInboundHandler {
             writer.sendLastAndClose(Self.fatalFrame(refusal))
             return
         }
-        session = ClientSession(record: record, environment: environment)
+        let (registry, limits) = (self.registry, self.limits)
+        session = ClientSession(record: record, environment: environment) {
+            registry.greet(record.sessionID, limits: limits)
+        }
         phase = .serving
         handleWaiting()
     }
@@ -200,14 +206,17 @@ final class ConnectionHandler: ChannelInboundHandler {
         writer.whenAllAnswered { channel.close(promise: nil) }
     }
 
-    /// Sends `error` as the last frame and closes.
-    private func fail(_ error: SharedStateError) {
+    /// Sends `error` as the last frame and closes; logs it at info level when `isNotable` (a
+    /// connection pushed out by a flood of others is logged at debug level only, so the flood does
+    /// not flood the journal too).
+    private func fail(_ error: SharedStateError, isNotable: Bool = true) {
         guard let writer, phase != .closed else { return }
         session?.submitQueuedWrites()
         phase = .closed
         setReading(false)
         waiting.removeAll()
-        logger.info(
+        logger.log(
+            level: isNotable ? .info : .debug,
             "closing connection after a protocol error",
             metadata: ["session": "\(session?.record.sessionID ?? 0)", "name": "\(session?.record.clientName ?? "")", "error": "\(error)"]
         )

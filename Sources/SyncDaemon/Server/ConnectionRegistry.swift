@@ -2,13 +2,28 @@ import NIOCore
 import SharedStateWire
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The server's open connections: admission against the connection limits, the list for
 /// `syncctl clients`, and the shutdown that lets each connection finish its answered writes.
+///
+/// Admission has two steps, as sshd's and PostgreSQL's do. A new connection only takes one of
+/// `maxUnauthenticatedConnections` places for connections that have not said Hello; when they are
+/// all taken, it pushes the oldest one out. The limits on clients (in all, and per user) apply
+/// when a connection sends its Hello, so connections that never do cannot lock anyone out; and
+/// `reservedAdministratorConnections` more places are kept for syncd's own user and root.
 final class ConnectionRegistry: Sendable {
     private struct Connection {
         var record: ClientRecord
         /// Stops the connection reading and closes it once its writes are answered.
         var drain: @Sendable () -> Void
+        /// Closes the connection at once, `error` its last frame.
+        var evict: @Sendable (SharedStateError) -> Void
+        var hasGreeted = false
     }
 
     private struct State {
@@ -19,6 +34,13 @@ final class ConnectionRegistry: Sendable {
 
     private let state = Mutex(State())
     private let lastSessionID = Atomic<UInt64>(0)
+    /// The users who may take the places kept for administrators.
+    private let administrators: Set<uid_t>
+
+    /// A registry whose administrators are `administrators` (syncd's own user and root).
+    init(administrators: Set<uid_t> = [0, getuid()]) {
+        self.administrators = administrators
+    }
 
     /// A session id never handed out before by this server.
     func nextSessionID() -> UInt64 {
@@ -33,22 +55,54 @@ final class ConnectionRegistry: Sendable {
         state.withLock { $0.open.values.map(\.record) }.sorted { $0.sessionID < $1.sessionID }
     }
 
-    /// Admits a connection, or says why not: too many clients, too many of this user's, or
-    /// syncd shutting down.
-    func admit(_ record: ClientRecord, limits: Limits, drain: @escaping @Sendable () -> Void) -> SharedStateError? {
-        state.withLock { state in
-            if state.isShuttingDown {
-                return SharedStateError(.unavailable, "syncd is shutting down")
+    /// Admits a new connection among those that have not said Hello yet, pushing the oldest of
+    /// them out when all their places are taken; or says why not (syncd shutting down).
+    func admit(
+        _ record: ClientRecord,
+        limits: Limits,
+        drain: @escaping @Sendable () -> Void,
+        evict: @escaping @Sendable (SharedStateError) -> Void
+    ) -> SharedStateError? {
+        let outcome: (refusal: SharedStateError?, pushedOut: Connection?) = state.withLock { state in
+            if state.isShuttingDown { return (SharedStateError(.unavailable, "syncd is shutting down"), nil) }
+            var pushedOut: Connection?
+            let waiting = state.open.values.filter { !$0.hasGreeted }
+            if waiting.count >= limits.maxUnauthenticatedConnections,
+                let oldest = waiting.min(by: { $0.record.sessionID < $1.record.sessionID })
+            {
+                pushedOut = state.open.removeValue(forKey: oldest.record.sessionID)
             }
-            if state.open.count >= limits.maxConnections {
+            state.open[record.sessionID] = Connection(record: record, drain: drain, evict: evict)
+            return (nil, pushedOut)
+        }
+        if let refusal = outcome.refusal { return refusal }
+        outcome.pushedOut?.evict(
+            SharedStateError(
+                .tooLarge,
+                "\(limits.maxUnauthenticatedConnections) connections were waiting to say Hello, the limit; this was the oldest"
+            )
+        )
+        return nil
+    }
+
+    /// Lets the connection `sessionID`, which has sent its Hello, count as a client, or says why
+    /// not: too many clients, or too many of its user's.
+    func greet(_ sessionID: UInt64, limits: Limits) -> SharedStateError? {
+        state.withLock { state in
+            guard let connection = state.open[sessionID] else {
+                return SharedStateError(.unavailable, "the connection was closed")
+            }
+            let uid = connection.record.credentials?.uid
+            let clients = state.open.values.filter(\.hasGreeted)
+            let isAdministrator = uid.map { administrators.contains($0) } ?? false
+            let limit = limits.maxConnections + (isAdministrator ? limits.reservedAdministratorConnections : 0)
+            if clients.count >= limit {
                 return SharedStateError(.tooLarge, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
             }
-            if let uid = record.credentials?.uid,
-                state.open.values.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser
-            {
+            if let uid, clients.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser {
                 return SharedStateError(.tooLarge, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
             }
-            state.open[record.sessionID] = Connection(record: record, drain: drain)
+            state.open[sessionID]?.hasGreeted = true
             return nil
         }
     }
