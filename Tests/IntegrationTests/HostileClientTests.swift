@@ -36,12 +36,13 @@ final class RawConnection {
 
     /// Sends a Hello, as a client starts.
     func sendHello(name: String = "raw") {
-        let hello = try! Sharedstate_V1_ClientFrame.with {
-            $0.hello = .with {
-                $0.protocolVersion = WireProtocol.version
-                $0.clientName = name
-            }
-        }.serializedBytes() as [UInt8]
+        let hello =
+            try! Sharedstate_V1_ClientFrame.with {
+                $0.hello = .with {
+                    $0.protocolVersion = WireProtocol.version
+                    $0.clientName = name
+                }
+            }.serializedBytes() as [UInt8]
         sendFrame(hello)
     }
 

@@ -54,7 +54,8 @@ import Testing
 
     @Test func aConnectionFloodIsRefusedWhileExistingClientsCarryOn() async throws {
         let scratch = try Scratch()
-        let daemon = try await daemon(scratch, limits: #"{"maxConnections":6,"maxConnectionsPerUser":100,"reservedAdministratorConnections":0}"#)
+        let daemon = try await daemon(
+            scratch, limits: #"{"maxConnections":6,"maxConnectionsPerUser":100,"reservedAdministratorConnections":0}"#)
         let bystander = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "bystander"))
         var flood: [RawConnection] = []
         for _ in 0..<5 {
