@@ -35,11 +35,12 @@ final class CollectingSubscriber: WatchSubscriber {
 /// Runs an engine over a fresh database for the duration of `body`.
 func withEngine(
     path: String? = nil,
+    durability: Durability = .normal,
     configuration: StateEngine.Configuration = .init(),
     _ body: (StateEngine) async throws -> Void
 ) async throws {
     let directory = try TemporaryDirectory()
-    let storage = try Storage(path: path ?? directory.file("state.sqlite"), durability: .normal)
+    let storage = try Storage(path: path ?? directory.file("state.sqlite"), durability: durability)
     let engine = try StateEngine(storage: storage, configuration: configuration, logger: Logger(label: "test"))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await engine.runWriter() }
@@ -435,6 +436,35 @@ extension Result where Failure == SharedStateError {
             #expect(received.map(\.requestID) == Array(1...40))
             #expect(received.map { try? $0.result.get() } == (1...40).map { .put(revision: $0, version: $0) })
             #expect(engine.entry("a").entry?.value == Data("40".utf8))
+        }
+    }
+
+    @Test func withFullDurabilityALoneWriteIsCommittedByTheWriterNotTheSubmittingThread() async throws {
+        // With synchronous=FULL a commit waits for an fsync: it must never do so on an event loop.
+        final class Answers: WriteAnswerTarget {
+            let threads = Mutex<[pthread_t]>([])
+            func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
+                threads.withLock { $0.append(pthread_self()) }
+            }
+        }
+        /// Submits a lone write and returns the thread that submitted it.
+        func submit(_ engine: StateEngine, _ answers: Answers) -> pthread_t {
+            engine.submit([(1, .put(key: "a", value: Data("1".utf8), ifVersion: nil))], answeringTo: answers, mayCommitHere: true)
+            return pthread_self()
+        }
+        for durability in [Durability.normal, .full] {
+            try await withEngine(durability: durability) { engine in
+                let answers = Answers()
+                let submitter = submit(engine, answers)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while answers.threads.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                let threads = answers.threads.withLock { $0 }
+                #expect(threads.count == 1)
+                // Normal durability commits a lone write where it was submitted; full never does.
+                #expect((threads.first.map { pthread_equal($0, submitter) != 0 }) == (durability == .normal))
+            }
         }
     }
 }

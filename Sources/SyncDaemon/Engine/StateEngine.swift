@@ -129,7 +129,7 @@ final class StateEngine: Sendable {
     /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
     ///   hand over, when nothing else is queued: a client waiting for one write at a time saves
     ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
-    ///   by the writer, while the caller goes on reading.
+    ///   by the writer, while the caller goes on reading. Never with `--durability full`.
     func submit(
         _ requests: [(id: UInt64, request: WriteRequest)],
         answeringTo target: some WriteAnswerTarget,
@@ -137,7 +137,9 @@ final class StateEngine: Sendable {
     ) {
         guard !requests.isEmpty else { return }
         let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
-        if mayCommitHere, queue.reserveIfIdle() {
+        // With `--durability full` a commit waits for an fsync: that is the writer's to wait for,
+        // never an event loop's.
+        if mayCommitHere, storage.durability != .full, queue.reserveIfIdle() {
             let deadline = storage.materializationDeadline
             let batch = Array(pending)
             Self.reply(to: batch, with: commit(batch.map(\.request)))

@@ -39,6 +39,8 @@ final class Storage: Sendable {
 
     /// The database file.
     let path: String
+    /// What a commit survives; see ``Durability``.
+    let durability: Durability
     private let pool: DatabasePool
     /// The connection `checkpoint()` uses, opened on first use.
     private let checkpointer = Mutex<DatabaseQueue?>(nil)
@@ -50,6 +52,7 @@ final class Storage: Sendable {
     /// - Throws: ``StorageError`` naming the file when it cannot be created, opened or migrated,
     ///   or when it was written by a newer syncd.
     init(path: String, durability: Durability, materialization: MaterializationPolicy = .init()) throws {
+        self.durability = durability
         self.path = path
         self.materialization = materialization
         do {
