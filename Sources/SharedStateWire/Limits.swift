@@ -28,6 +28,10 @@ public struct Limits: Sendable, Hashable {
     /// Connections beyond ``maxConnections`` that only syncd's own user and root may take, so an
     /// administrator can always connect to look.
     public var reservedAdministratorConnections: Int = 4
+    /// The most writes one connection may have waiting for their commit: past it, syncd stops
+    /// reading the connection until answers go out, so the requests wait in the kernel's socket
+    /// buffer, not in syncd's memory.
+    public var maxWritesInFlightPerConnection: Int = 4096
     /// The most watches one connection may have.
     public var maxWatchesPerConnection: Int = 256
     /// How long a new connection may take to send its Hello (a client that sends nothing, or

@@ -34,6 +34,11 @@ final class RawConnection {
         send(withUnsafeBytes(of: length) { Array($0) } + payload)
     }
 
+    /// Writes as much of `bytes` as the socket takes without blocking; -1 when it takes nothing now.
+    func sendWithoutBlocking(_ bytes: UnsafeRawBufferPointer) -> Int {
+        Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+    }
+
     /// Sends a Hello, as a client starts.
     func sendHello(name: String = "raw") {
         let hello =

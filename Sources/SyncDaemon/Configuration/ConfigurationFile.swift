@@ -27,6 +27,7 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var maxUnauthenticatedConnections: Int?
         public var reservedAdministratorConnections: Int?
         public var maxWatchesPerConnection: Int?
+        public var maxWritesInFlightPerConnection: Int?
         public var handshakeTimeoutSeconds: Int?
     }
 
@@ -92,6 +93,7 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             ("maxUnauthenticatedConnections", section.maxUnauthenticatedConnections, \.maxUnauthenticatedConnections, 1...100_000),
             ("reservedAdministratorConnections", section.reservedAdministratorConnections, \.reservedAdministratorConnections, 0...1_000),
             ("maxWatchesPerConnection", section.maxWatchesPerConnection, \.maxWatchesPerConnection, 1...1_000_000),
+            ("maxWritesInFlightPerConnection", section.maxWritesInFlightPerConnection, \.maxWritesInFlightPerConnection, 1...1_000_000),
             ("handshakeTimeoutSeconds", section.handshakeTimeoutSeconds, \.handshakeTimeoutSeconds, 1...3600),
         ]
         for (name, value, keyPath, range) in fields {

@@ -33,6 +33,8 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var session: ClientSession?
     /// Frames read while admitting or suspended.
     private var waiting = CircularBuffer<ByteBuffer>()
+    /// Whether the channel reads (`autoRead`).
+    private var isReading = true
     private var handshakeTimeout: Scheduled<Void>?
     private var drainTimeout: Scheduled<Void>?
 
@@ -50,7 +52,10 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        self.writer = ConnectionWriter(channel: context.channel)
+        let writer = ConnectionWriter(channel: context.channel)
+        self.writer = writer
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        writer.afterAnswersGoOut { handler.value.updateReading() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -87,6 +92,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         if phase == .serving { session?.submitQueuedWrites() }
         writer?.flush()
+        updateReading()
         context.fireChannelReadComplete()
     }
 
@@ -94,6 +100,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         if let writer, writer.writabilityChanged(isWritable: context.channel.isWritable) {
             if environment.engine.resync(writer) > 0 { writer.countResync() }
         }
+        updateReading()
         context.fireChannelWritabilityChanged()
     }
 
@@ -171,7 +178,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         guard let context, let session else { return }
         session.submitQueuedWrites()
         phase = .suspended
-        setReading(false)
+        updateReading()
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         Task {
             let result = await suspension.work()
@@ -188,7 +195,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         writer?.flush()
         guard phase == .suspended else { return }
         phase = .serving
-        setReading(true)
+        updateReading()
         handleWaiting()
     }
 
@@ -223,8 +230,22 @@ final class ConnectionHandler: ChannelInboundHandler {
         writer.sendLastAndClose(Self.fatalFrame(error))
     }
 
+    /// Reads the connection while it is serving and its outbound side keeps up: not while the
+    /// answers it has not taken are over the channel's high watermark, nor while it has
+    /// `maxWritesInFlightPerConnection` writes waiting for their commit. Its requests then wait
+    /// in the kernel's socket buffer, and the client's writes block, instead of syncd's memory
+    /// growing.
+    private func updateReading() {
+        guard let writer else { return }
+        let shouldRead =
+            phase == .serving && writer.isWritable && writer.answersOwed < limits.maxWritesInFlightPerConnection
+        guard shouldRead != isReading else { return }
+        setReading(shouldRead)
+    }
+
     private func setReading(_ isReading: Bool) {
         // Turning it back on also asks for the next read.
+        self.isReading = isReading
         context?.channel.setOption(ChannelOptions.autoRead, value: isReading).whenFailure { _ in }
     }
 

@@ -24,6 +24,8 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let owed = Atomic<Int>(0)
     /// Called once nothing is owed any more (at shutdown).
     private let whenSettled = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called on the event loop after answers went out (the handler may read again).
+    private let afterAnswers = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(channel: any Channel) {
         self.channel = channel
@@ -71,6 +73,7 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
                 whenSettled.withLock { $0.take() }?()
             }
+            afterAnswers.withLock { $0 }?()
         }
         batch.add(on: channel.eventLoop, counted(answering))
     }
@@ -95,6 +98,17 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     /// Whether writes handed to the engine still await their answers.
     var owesAnswers: Bool { owed.load(ordering: .acquiring) > 0 }
+
+    /// How many writes handed to the engine await their answers.
+    var answersOwed: Int { owed.load(ordering: .acquiring) }
+
+    /// Calls `body` on the event loop each time answers have gone out.
+    func afterAnswersGoOut(_ body: @escaping @Sendable () -> Void) {
+        afterAnswers.withLock { $0 = body }
+    }
+
+    /// Whether the channel takes more without passing its high watermark.
+    var isWritable: Bool { channel.isWritable }
 
     /// Counts writes handed to the engine, whose answers ``receive(_:in:)`` will get.
     func expectAnswers(_ count: Int) {
