@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SharedStateWire
 
 /// The protocol logic of one client connection: the handshake, then each request checked and
@@ -28,6 +29,8 @@ final class ClientSession {
         let work: @Sendable () async -> Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>
         /// A transfer to end if the work fails.
         var abandonsTransfer: UInt64?
+        /// A transfer to end once the work is done, whatever its outcome.
+        var usesUpTransfer: UInt64?
     }
 
     /// What every session of a server shares.
@@ -112,6 +115,7 @@ final class ClientSession {
             if let transfer = suspension.abandonsTransfer { try? transfers.end(transfer) }
             respond(suspension.requestID) { $0.error = error.wireValue }
         }
+        if let transfer = suspension.usesUpTransfer { try? transfers.end(transfer) }
     }
 
     /// Called once the connection is gone: ends its watches and deletes its ephemeral keys.
@@ -320,16 +324,25 @@ final class ClientSession {
 
             case .restore(let restore):
                 try requireAdministrator("restore a backup", access)
-                // The upload is used up whatever happens next.
                 let path = try transfers.path(of: restore.transferID)
-                defer { try? transfers.end(restore.transferID) }
-                let entries = try Storage.entries(inBackup: path)
-                for entry in entries {
-                    try KeyRules.validateKey(entry.key, limits: limits)
-                    try ValueRules.validateValue(entry.value, limits: limits)
+                let engine = self.engine
+                // The upload is used up whatever happens next.
+                return suspend(id, usingUp: restore.transferID) { () async throws(SharedStateError) in
+                    let entries = try await Self.readBackup(at: path, limits: limits)
+                    let outcome = await withCheckedContinuation { continuation in
+                        engine.submit(.restore(entries: entries)) { continuation.resume(returning: $0) }
+                    }
+                    guard case .restored(let revision, let puts, let deletes) = try outcome.get() else {
+                        throw SharedStateError(.unavailable, "the restore was committed as something else")
+                    }
+                    return .restore(
+                        .with {
+                            $0.revision = revision
+                            $0.puts = UInt64(puts)
+                            $0.deletes = UInt64(deletes)
+                        }
+                    )
                 }
-                queuedWrites.append((id, .restore(entries: entries)))
-                return .next
 
             case .compact(let compact):
                 try requireAdministrator("compact the change log", access)
@@ -349,9 +362,29 @@ final class ClientSession {
     }
 
     /// A request that finishes off the event loop.
+    /// Reads an uploaded backup and checks its entries against `limits`, on NIO's thread pool:
+    /// a backup of a million keys takes seconds to read, which no event loop may spend.
+    private static func readBackup(at path: String, limits: Limits) async throws(SharedStateError) -> [Entry] {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive {
+                let entries = try Storage.entries(inBackup: path)
+                for entry in entries {
+                    try KeyRules.validateKey(entry.key, limits: limits)
+                    try ValueRules.validateValue(entry.value, limits: limits)
+                }
+                return entries
+            }
+        } catch let error as SharedStateError {
+            throw error
+        } catch {
+            throw SharedStateError(.unavailable, "cannot read the backup: \(error)")
+        }
+    }
+
     private func suspend(
         _ id: UInt64,
         abandoning transfer: UInt64? = nil,
+        usingUp usedTransfer: UInt64? = nil,
         _ work: @escaping @Sendable () async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result?
     ) -> Step {
         .suspend(
@@ -364,7 +397,8 @@ final class ClientSession {
                         return .failure(error)
                     }
                 },
-                abandonsTransfer: transfer
+                abandonsTransfer: transfer,
+                usesUpTransfer: usedTransfer
             )
         )
     }
