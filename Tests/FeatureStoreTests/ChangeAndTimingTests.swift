@@ -21,6 +21,7 @@ struct SearchBox: Reducer, Sendable {
         case knobMoved(Int, latest: Bool)
         case knobPublished(Int)
         case stopSearching
+        case stopPublishing
     }
 
     enum CancelID { case search, knob }
@@ -45,6 +46,8 @@ struct SearchBox: Reducer, Sendable {
                 return .none
             case .stopSearching:
                 return .cancel(id: CancelID.search)
+            case .stopPublishing:
+                return .cancel(id: CancelID.knob)
             }
         }
         .onChange(of: \.query) { old, new in
@@ -144,6 +147,25 @@ struct SearchBox: Reducer, Sendable {
         await clock.advance(by: .seconds(2))
         await store.send(.knobMoved(5, latest: true))
         await store.receive(.knobPublished(5)) { $0.published = [1, 3, 4, 5] }
+        await store.finish()
+    }
+
+    @Test func aCancelledThrottleForgetsItsInterval() async {
+        let clock = TestClock()
+        let store = TestStore(initialState: SearchBox.State()) {
+            SearchBox()
+        } withDependencies: {
+            $0.continuousClock = clock
+        }
+        await store.send(.knobMoved(1, latest: false))
+        await store.receive(.knobPublished(1)) { $0.published = [1] }
+        await store.send(.knobMoved(2, latest: false))
+        // Cancelled while it waits: nothing runs, and the next one starts at once.
+        await store.send(.stopPublishing)
+        await clock.advance(by: .milliseconds(100))
+        await store.send(.knobMoved(3, latest: false))
+        await store.receive(.knobPublished(3)) { $0.published = [1, 3] }
+        await clock.advance(by: .seconds(2))
         await store.finish()
     }
 

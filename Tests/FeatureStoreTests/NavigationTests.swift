@@ -204,6 +204,13 @@ import Testing
         stack[id: 0] = nil
         #expect(stack.isEmpty)
         #expect(stack.push("e") == 4)
+        stack.append("f")
+        stack.swapAt(0, 1)
+        #expect(Array(stack) == ["f", "e"])
+        #expect(stack.ids == [5, 4])
+        // Emptied, it is still the same stack: its ids go on, never reused.
+        stack.removeAll()
+        #expect(stack.push("g") == 6)
 
         let saved = try JSONEncoder().encode(StackState(["x", "y"]))
         #expect(String(decoding: saved, as: UTF8.self) == #"["x","y"]"#)

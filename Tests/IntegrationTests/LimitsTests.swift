@@ -77,7 +77,7 @@ import Testing
 
     @Test func oneUserCannotTakeEveryConnection() async throws {
         let scratch = try Scratch()
-        let daemon = try await daemon(scratch, limits: #"{"maxConnectionsPerUser":3}"#)
+        let daemon = try await daemon(scratch, limits: #"{"maxConnectionsPerUser":3,"reservedAdministratorConnections":0}"#)
         let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
         for connection in held { #expect(try connection.greet()) }
         let refused = try RawConnection(path: scratch.socket)

@@ -98,6 +98,16 @@ struct EffectID: Hashable, @unchecked Sendable {
         EffectID(base: base, path: [scope] + path, isReachedFromAbove: isReachedFromAbove)
     }
 
+    /// Whether a `.cancel` of this id reaches the work under `other`: the same id, or (for an id
+    /// reached from above) the same id further down the tree, or (for a child's marker) anything
+    /// of that child.
+    func covers(_ other: EffectID) -> Bool {
+        if !isReachedFromAbove, let scope = base.base as? EffectScope {
+            return other.path.contains(scope)
+        }
+        return other.cancellationKeys.contains(self)
+    }
+
     /// The keys a task carrying this id is found under: the id at its own place and, when it is
     /// reached from above, at every ancestor's.
     var cancellationKeys: [EffectID] {

@@ -35,8 +35,11 @@ extension Effect {
     /// The first effect under `id` starts at once. One made less than `interval` after the last
     /// start waits until `interval` has passed since then; while it waits, later ones are dropped
     /// (`latest: false`: the first of the interval runs) or take its place (`latest: true`: the
-    /// last of the interval runs). As with TCA's throttle, an effect that starts cancels the one
-    /// under `id` still running.
+    /// last of the interval runs). As with TCA's throttle (a `cancellable(id:cancelInFlight:
+    /// true)` around the whole delayed work), an effect under `id` that is kept, whether it starts
+    /// at once or waits, cancels the one under `id` still running when it is made: throttle work
+    /// that finishes quickly, or give long work an id of its own. `.cancel(id:)` cancels a waiting
+    /// one and forgets the interval.
     ///
     /// ```swift
     /// case .dragged(let position):

@@ -70,6 +70,7 @@ public struct StackState<Element> {
     }
 
     /// Pushes `element` under `id`, which must not be on the stack; later ids count on from it.
+    /// (An id below ``nextID`` that was popped is accepted: the caller chose it.)
     mutating func push(_ element: Element, id: StackElementID) {
         elements.append(element)
         ids.append(id)
@@ -104,6 +105,18 @@ extension StackState: RandomAccessCollection, MutableCollection, RangeReplaceabl
     public subscript(position: Int) -> Element {
         get { elements[position] }
         set { elements[position] = newValue }
+    }
+
+    /// Removes every element; the stack stays the same stack, and its ids are never reused.
+    public mutating func removeAll(keepingCapacity keepCapacity: Bool = false) {
+        elements.removeAll(keepingCapacity: keepCapacity)
+        ids.removeAll(keepingCapacity: keepCapacity)
+    }
+
+    /// Swaps two elements, each keeping its id.
+    public mutating func swapAt(_ i: Int, _ j: Int) {
+        elements.swapAt(i, j)
+        ids.swapAt(i, j)
     }
 
     /// Replaces elements; the new ones get new ids, the ones kept keep theirs.

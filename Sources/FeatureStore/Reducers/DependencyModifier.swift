@@ -13,7 +13,7 @@ extension Reducer {
         _ value: Value
     ) -> DependencyModifier<Self> {
         let value = UncheckedBox(value)
-        return DependencyModifier(base: _reduceFunction) { $0[keyPath: keyPath] = value.value }
+        return DependencyModifier(base: self) { $0[keyPath: keyPath] = value.value }
     }
 
     /// Runs this reducer, and the effects it returns, with one dependency changed by `transform`.
@@ -25,7 +25,7 @@ extension Reducer {
         _ keyPath: WritableKeyPath<DependencyValues, Value> & Sendable,
         transform: @escaping (inout Value) -> Void
     ) -> DependencyModifier<Self> {
-        DependencyModifier(base: _reduceFunction) { transform(&$0[keyPath: keyPath]) }
+        DependencyModifier(base: self) { transform(&$0[keyPath: keyPath]) }
     }
 }
 
@@ -33,6 +33,12 @@ extension Reducer {
 public struct DependencyModifier<Base: Reducer>: Reducer {
     let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let update: (inout DependencyValues) -> Void
+
+    /// `base`, its body built with the changed dependencies in force.
+    init(base: Base, update: @escaping (inout DependencyValues) -> Void) {
+        self.base = withDependencies(update) { base._reduceFunction }
+        self.update = update
+    }
 
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         withDependencies(update) {

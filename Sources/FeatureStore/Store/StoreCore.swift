@@ -178,6 +178,8 @@ final class StoreCore<State, Action: Sendable> {
             plan(effect, ids: ids + [id], group: group, into: &launches)
         case .cancel(let id):
             effects.cancel(id: id)
+            // A cancelled throttle starts afresh; a child that went away leaves nothing behind.
+            if !throttles.isEmpty { throttles = throttles.filter { !id.covers($0.key) } }
         case .throttle(let id, let decide):
             var record = throttles[id]
             let effect = decide(&record)

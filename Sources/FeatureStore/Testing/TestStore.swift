@@ -222,7 +222,11 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         }
         guard arrived else {
             let received = recorder.received.map(\.action)
-            let stillMissing = missing(from: received) ?? expected
+            // What of `expected` did not come, leaving out actions that were not expected.
+            var stillMissing = expected
+            for action in received {
+                if let index = stillMissing.firstIndex(of: action) { stillMissing.remove(at: index) }
+            }
             here.report(
                 """
                 Expected to receive \(counted(expected.count, "action")) in any order, but \
@@ -235,7 +239,9 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         }
         var taken: [TestRecorder<State, Action>.Received] = []
         var left = expected
-        while !left.isEmpty, !recorder.received.isEmpty {
+        // Exhaustive: exactly as many as expected, whatever they are. Otherwise: up to the last
+        // expected one, skipping others.
+        while isExhaustive ? taken.count < expected.count : !left.isEmpty, !recorder.received.isEmpty {
             let next = recorder.removeFirstReceived()
             taken.append(next)
             if let index = left.firstIndex(of: next.action) { left.remove(at: index) }

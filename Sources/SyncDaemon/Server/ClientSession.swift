@@ -31,6 +31,9 @@ final class ClientSession {
         var abandonsTransfer: UInt64?
         /// A transfer to end once the work is done, whatever its outcome.
         var usesUpTransfer: UInt64?
+        /// Whether the work is a write the connection counts as owed (see
+        /// ``ConnectionWriter/expectAnswers(_:)``), so that a drain waits for its answer.
+        var isWrite = false
     }
 
     /// What every session of a server shares.
@@ -116,6 +119,7 @@ final class ClientSession {
             respond(suspension.requestID) { $0.error = error.wireValue }
         }
         if let transfer = suspension.usesUpTransfer { try? transfers.end(transfer) }
+        if suspension.isWrite { writer.answeredElsewhere(1) }
     }
 
     /// Called once the connection is gone: ends its watches and deletes its ephemeral keys.
@@ -326,8 +330,9 @@ final class ClientSession {
                 try requireAdministrator("restore a backup", access)
                 let path = try transfers.path(of: restore.transferID)
                 let engine = self.engine
-                // The upload is used up whatever happens next.
-                return suspend(id, usingUp: restore.transferID) { () async throws(SharedStateError) in
+                // The upload is used up whatever happens next. A write: a drain waits for its answer.
+                writer.expectAnswers(1)
+                return suspend(id, usingUp: restore.transferID, isWrite: true) { () async throws(SharedStateError) in
                     let entries = try await Self.readBackup(at: path, limits: limits)
                     let outcome = await withCheckedContinuation { continuation in
                         engine.submit(.restore(entries: entries)) { continuation.resume(returning: $0) }
@@ -385,6 +390,7 @@ final class ClientSession {
         _ id: UInt64,
         abandoning transfer: UInt64? = nil,
         usingUp usedTransfer: UInt64? = nil,
+        isWrite: Bool = false,
         _ work: @escaping @Sendable () async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result?
     ) -> Step {
         .suspend(
@@ -398,7 +404,8 @@ final class ClientSession {
                     }
                 },
                 abandonsTransfer: transfer,
-                usesUpTransfer: usedTransfer
+                usesUpTransfer: usedTransfer,
+                isWrite: isWrite
             )
         )
     }

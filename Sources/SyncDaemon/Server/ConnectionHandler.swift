@@ -59,6 +59,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        writer?.afterAnswersGoOut(nil)
         self.context = nil
     }
 
@@ -115,6 +116,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         phase = .closed
+        // It holds this handler: the connection could never be freed.
+        writer?.afterAnswersGoOut(nil)
         waiting.removeAll()
         handshakeTimeout?.cancel()
         drainTimeout?.cancel()
@@ -150,6 +153,7 @@ final class ConnectionHandler: ChannelInboundHandler {
             registry.greet(record.sessionID, limits: limits)
         }
         phase = .serving
+        updateReading()
         handleWaiting()
     }
 

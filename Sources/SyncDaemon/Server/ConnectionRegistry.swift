@@ -95,11 +95,13 @@ final class ConnectionRegistry: Sendable {
             let uid = connection.record.credentials?.uid
             let clients = state.open.values.filter(\.hasGreeted)
             let isAdministrator = uid.map { administrators.contains($0) } ?? false
-            let limit = limits.maxConnections + (isAdministrator ? limits.reservedAdministratorConnections : 0)
-            if clients.count >= limit {
+            // The reserve holds for both limits: where the clients run as syncd's own user, its
+            // per-user limit would otherwise keep the administrator out.
+            let reserve = isAdministrator ? limits.reservedAdministratorConnections : 0
+            if clients.count >= limits.maxConnections + reserve {
                 return SharedStateError(.tooLarge, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
             }
-            if let uid, clients.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser {
+            if let uid, clients.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser + reserve {
                 return SharedStateError(.tooLarge, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
             }
             state.open[sessionID]?.hasGreeted = true

@@ -102,9 +102,19 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// How many writes handed to the engine await their answers.
     var answersOwed: Int { owed.load(ordering: .acquiring) }
 
-    /// Calls `body` on the event loop each time answers have gone out.
-    func afterAnswersGoOut(_ body: @escaping @Sendable () -> Void) {
+    /// Calls `body` on the event loop each time answers have gone out; nil stops it (the handler
+    /// clears it when the connection closes, since `body` holds the handler).
+    func afterAnswersGoOut(_ body: (@Sendable () -> Void)?) {
         afterAnswers.withLock { $0 = body }
+    }
+
+    /// Counts writes answered some other way than ``receive(_:in:)`` (a restore, answered by its
+    /// suspension): on the event loop.
+    func answeredElsewhere(_ count: Int) {
+        channel.eventLoop.assertInEventLoop()
+        if owed.subtract(count, ordering: .acquiringAndReleasing).newValue == 0 {
+            whenSettled.withLock { $0.take() }?()
+        }
     }
 
     /// Whether the channel takes more without passing its high watermark.
