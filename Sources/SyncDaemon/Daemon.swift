@@ -113,6 +113,8 @@ public final class Daemon: Sendable {
                 do {
                     try configuration.reload(into: settings)
                     logger.notice("configuration reloaded", metadata: ["file": "\(configuration.configurationFilePath ?? "none")"])
+                    let ended = engine.endWatchesThatMayNotGoOn()
+                    if ended > 0 { logger.notice("ended watches the new policy leaves nothing to read", metadata: ["watches": "\(ended)"]) }
                 } catch {
                     logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])
                 }

@@ -108,6 +108,33 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func aNewPolicyEndsTheWatchesItLeavesNothingToRead() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        _ = try await IntegrationTests.syncctl(["put", "public/a", "1"], scratch: scratch)
+        let watch = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket,
+                "watch", "public/",
+            ],
+            scratch: scratch,
+            name: "watch-revoked"
+        )
+        try await waitForWatches(1, scratch: scratch)
+        // The grant on public/ goes: the watch ends with permission denied, not in silence.
+        try #"{"grants":[{"prefix":"team/","users":[1234],"read":true}]}"#.write(
+            toFile: scratch.file("policy.json"),
+            atomically: true,
+            encoding: .utf8
+        )
+        daemon.child.signal(SIGHUP)
+        #expect(try await watch.waitForExit() == 5)
+        #expect(watch.stderr.contains(#"permission denied: user 65534 may not read any key under "public/""#))
+        try await waitForWatches(0, scratch: scratch)
+        try await daemon.stop()
+    }
+
     @Test func withoutAPolicyOnlySyncdsUserAndRootMayDoAnything() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: nil)

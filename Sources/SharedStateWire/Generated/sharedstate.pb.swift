@@ -166,6 +166,10 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
   /// matching entry at `revision` instead. Keys missing from it were deleted meanwhile. Intermediate
   /// values were skipped; the latest value of every key, and every deletion, are not.
   case resync // = 3
+
+  /// The watch has ended on syncd's side: nothing more comes for it, and `error` says why (a new
+  /// access policy left it no key it may read: PERMISSION_DENIED). Its id is free again.
+  case ended // = 4
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -178,6 +182,7 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
     case 1: self = .snapshot
     case 2: self = .progress
     case 3: self = .resync
+    case 4: self = .ended
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -188,6 +193,7 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
     case .snapshot: return 1
     case .progress: return 2
     case .resync: return 3
+    case .ended: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -198,6 +204,7 @@ public nonisolated enum Sharedstate_V1_EventKind: SwiftProtobuf.Enum, Swift.Case
     .snapshot,
     .progress,
     .resync,
+    .ended,
   ]
 
 }
@@ -1372,9 +1379,21 @@ public nonisolated struct Sharedstate_V1_WatchEvent: Sendable {
 
   public var changes: [Sharedstate_V1_Change] = []
 
+  /// Set for ENDED only.
+  public var error: Sharedstate_V1_Error {
+    get {_error ?? Sharedstate_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _error: Sharedstate_V1_Error? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -1390,7 +1409,7 @@ nonisolated extension Sharedstate_V1_ChangeType: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Sharedstate_V1_EventKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_KIND_CHANGES\0\u{1}EVENT_KIND_SNAPSHOT\0\u{1}EVENT_KIND_PROGRESS\0\u{1}EVENT_KIND_RESYNC\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0EVENT_KIND_CHANGES\0\u{1}EVENT_KIND_SNAPSHOT\0\u{1}EVENT_KIND_PROGRESS\0\u{1}EVENT_KIND_RESYNC\0\u{1}EVENT_KIND_ENDED\0")
 }
 
 nonisolated extension Sharedstate_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -3712,7 +3731,7 @@ nonisolated extension Sharedstate_V1_Change: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WatchEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}watch_id\0\u{1}kind\0\u{1}revision\0\u{1}changes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}watch_id\0\u{1}kind\0\u{1}revision\0\u{1}changes\0\u{1}error\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3724,12 +3743,17 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
       case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.watchID != 0 {
       try visitor.visitSingularUInt64Field(value: self.watchID, fieldNumber: 1)
     }
@@ -3742,6 +3766,9 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
     if !self.changes.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 4)
     }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3750,6 +3777,7 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
     if lhs.kind != rhs.kind {return false}
     if lhs.revision != rhs.revision {return false}
     if lhs.changes != rhs.changes {return false}
+    if lhs._error != rhs._error {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

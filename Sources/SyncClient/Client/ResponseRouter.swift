@@ -130,6 +130,11 @@ final class ResponseRouter: Sendable {
                 break
             }
 
+        case .event(let event) where event.kind == .ended:
+            // syncd ended the watch (a new policy left it nothing to read): it is over.
+            let watch = state.withLock { $0.watches.removeValue(forKey: event.watchID) }
+            watch?.onEnd(SharedStateError(wireValue: event.error))
+
         case .event(let event):
             let watch = state.withLock { $0.watches[event.watchID] }
             watch?.onBatch(WatchBatch(wireValue: event))

@@ -25,6 +25,13 @@ final class StateEngine: Sendable {
         var progressInterval: Duration = .seconds(5)
     }
 
+    /// Ends the watches a new access policy leaves nothing to read (see
+    /// ``WatchRegistry/endWatchesThatMayNotGoOn(revision:)``); returns how many.
+    @discardableResult
+    func endWatchesThatMayNotGoOn() -> Int {
+        published.withLock { $0.watches.endWatchesThatMayNotGoOn(revision: $0.revision) }
+    }
+
     /// Counts for `status`.
     struct Statistics: Sendable {
         var revision: UInt64
@@ -355,6 +362,7 @@ final class StateEngine: Sendable {
         prefixes: [String],
         start: WatchStart,
         readable: KeyFilter? = nil,
+        ending: (@Sendable () -> SharedStateError?)? = nil,
         subscriber: some WatchSubscriber
     ) throws(SharedStateError) -> WatchReplay? {
         let prefixes = prefixes.contains("") ? [] : prefixes
@@ -369,6 +377,7 @@ final class StateEngine: Sendable {
                 subscriber: subscriber,
                 startsAfter: state.revision
             )
+            watch.ending = ending
             switch start {
             case .snapshot:
                 state.watches.add(watch)

@@ -23,6 +23,8 @@ struct WatchRegistry {
         var needsResync = false
         /// Whether anything was sent since the last progress notice.
         var isIdle = true
+        /// Asked when the access policy changed: an error ends the watch, with that error.
+        var ending: (@Sendable () -> SharedStateError?)? = nil
 
         func selects(_ key: String) -> Bool {
             (prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
@@ -196,6 +198,30 @@ struct WatchRegistry {
             outbox.subscriber.send(outbox.frames, in: batch)
         }
         batch.dispatch()
+    }
+
+    /// Ends every watch whose ``Watch/ending`` check now fails (after a new access policy): it is
+    /// removed, and its subscriber gets an `ENDED` event with the error. Returns how many ended.
+    mutating func endWatchesThatMayNotGoOn(revision: UInt64) -> Int {
+        var ended: [(key: WatchKey, watch: Watch, error: SharedStateError)] = []
+        for (key, watch) in watches {
+            if let error = watch.ending?() { ended.append((key, watch, error)) }
+        }
+        for (key, watch, error) in ended {
+            _ = remove(key)
+            let frame = Frame.encode(
+                Sharedstate_V1_ServerFrame.with {
+                    $0.event = .with {
+                        $0.watchID = watch.id
+                        $0.kind = .ended
+                        $0.revision = revision
+                        $0.error = error.wireValue
+                    }
+                }
+            )
+            watch.subscriber.send([frame])
+        }
+        return ended.count
     }
 
     /// Takes the watches of `subscriber` that are owed a resync, clearing the debt.

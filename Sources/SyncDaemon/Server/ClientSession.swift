@@ -238,6 +238,7 @@ final class ClientSession {
                     prefixes: watch.prefixes,
                     start: start,
                     readable: readFilter(access),
+                    ending: endingCheck(prefixes: watch.prefixes),
                     subscriber: writer
                 )
                 guard let replay else { return .next }
@@ -485,12 +486,26 @@ final class ClientSession {
         guard access.canRead(key) else { throw denied("read key \"\(key)\"") }
     }
 
+    /// What ends a watch of `prefixes` after the access policy changed: one of them selecting no
+    /// key the user may read any more (as ``requireSomeRead(under:_:)`` refuses a new watch).
+    private func endingCheck(prefixes: [String]) -> (@Sendable () -> SharedStateError?)? {
+        let cache = accessCache
+        let who = self.who
+        return {
+            let access = cache.current
+            for prefix in prefixes.isEmpty ? [""] : prefixes where !access.mayReadSome(under: prefix) {
+                return Self.denied(who, Self.readingAnything(under: prefix))
+            }
+            return nil
+        }
+    }
+
     /// Fails when one of `prefixes` selects no key the user may read: a list or watch that could
     /// never show anything is refused, as etcd refuses a range it may not read, rather than
     /// answered with silence. A prefix the user may read in part is filtered instead.
     private func requireSomeRead(under prefixes: [String], _ access: Permissions) throws(SharedStateError) {
         for prefix in prefixes.isEmpty ? [""] : prefixes where !access.mayReadSome(under: prefix) {
-            throw denied(prefix.isEmpty ? "read any key" : "read any key under \"\(prefix)\"")
+            throw denied(Self.readingAnything(under: prefix))
         }
     }
 
@@ -503,8 +518,18 @@ final class ClientSession {
     }
 
     private func denied(_ action: String) -> SharedStateError {
-        let who = record.credentials.map { "user \($0.uid)" } ?? "this client"
-        return SharedStateError(.permissionDenied, "permission denied: \(who) may not \(action)")
+        Self.denied(who, action)
+    }
+
+    /// Who this connection is, as a denial names it.
+    private var who: String { record.credentials.map { "user \($0.uid)" } ?? "this client" }
+
+    private static func denied(_ who: String, _ action: String) -> SharedStateError {
+        SharedStateError(.permissionDenied, "permission denied: \(who) may not \(action)")
+    }
+
+    private static func readingAnything(under prefix: String) -> String {
+        prefix.isEmpty ? "read any key" : "read any key under \"\(prefix)\""
     }
 
     /// The session to bind a put to: this one when it asks to be ephemeral, else none.
