@@ -299,28 +299,40 @@ final class ClientSession {
                 }
 
             case .transferRead(let read):
-                let data = try transfers.read(read.transferID, offset: read.offset, length: Int(read.length))
-                respond(id) { $0.transferRead = .with { $0.data = data } }
-                return .next
+                let (transferID, offset, length) = (read.transferID, read.offset, Int(read.length))
+                let path = try transfers.readable(transferID, length: length)
+                // File I/O never on the event loop: the connection waits, others go on.
+                return suspend(id) { () async throws(SharedStateError) in
+                    let data = try await Self.onThreadPool { () throws(SharedStateError) in
+                        try TransferStore.readChunk(of: transferID, at: path, offset: offset, length: length)
+                    }
+                    return .transferRead(.with { $0.data = data })
+                }
 
             case .transferWrite(let write):
                 try requireAdministrator("upload a backup", access)
                 let isNew = write.transferID == 0
                 let transferID = isNew ? try transfers.open().id : write.transferID
-                let size: UInt64
+                let path: String
                 do {
-                    size = try transfers.append(transferID, write.data)
+                    path = try transfers.appendable(transferID, size: write.data.count)
                 } catch {
                     if isNew { try? transfers.end(transferID) }
                     throw error
                 }
-                respond(id) {
-                    $0.transferWrite = .with {
-                        $0.transferID = transferID
-                        $0.size = size
+                let data = write.data
+                // A new transfer that fails its first chunk is ended.
+                return suspend(id, abandoning: isNew ? transferID : nil) { () async throws(SharedStateError) in
+                    let size = try await Self.onThreadPool { () throws(SharedStateError) in
+                        try TransferStore.appendChunk(data, to: transferID, at: path)
                     }
+                    return .transferWrite(
+                        .with {
+                            $0.transferID = transferID
+                            $0.size = size
+                        }
+                    )
                 }
-                return .next
 
             case .transferEnd(let end):
                 try transfers.end(end.transferID)
@@ -371,19 +383,26 @@ final class ClientSession {
     /// Reads an uploaded backup and checks its entries against `limits`, on NIO's thread pool:
     /// a backup of a million keys takes seconds to read, which no event loop may spend.
     private static func readBackup(at path: String, limits: Limits) async throws(SharedStateError) -> [Entry] {
-        do {
-            return try await NIOThreadPool.singleton.runIfActive {
-                let entries = try Storage.entries(inBackup: path)
-                for entry in entries {
-                    try KeyRules.validateKey(entry.key, limits: limits)
-                    try ValueRules.validateValue(entry.value, limits: limits)
-                }
-                return entries
+        try await onThreadPool { () throws(SharedStateError) in
+            let entries = try Storage.entries(inBackup: path)
+            for entry in entries {
+                try KeyRules.validateKey(entry.key, limits: limits)
+                try ValueRules.validateValue(entry.value, limits: limits)
             }
+            return entries
+        }
+    }
+
+    /// Runs blocking file I/O on NIO's thread pool, keeping its `SharedStateError`.
+    private static func onThreadPool<T: Sendable>(
+        _ work: @escaping @Sendable () throws(SharedStateError) -> T
+    ) async throws(SharedStateError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { try work() }
         } catch let error as SharedStateError {
             throw error
         } catch {
-            throw SharedStateError(.unavailable, "cannot read the backup: \(error)")
+            throw SharedStateError(.unavailable, "blocking I/O failed: \(error)")
         }
     }
 

@@ -40,13 +40,30 @@ final class TransferStore {
         return path
     }
 
-    /// Reads up to `length` bytes at `offset`.
-    func read(_ id: UInt64, offset: UInt64, length: Int) throws(SharedStateError) -> Data {
+    /// The file of transfer `id` and a check of a chunk's length: what a read needs before it
+    /// runs off the event loop (see ``readChunk(of:at:offset:length:)``).
+    func readable(_ id: UInt64, length: Int) throws(SharedStateError) -> String {
         let path = try path(of: id)
         guard length > 0 else { throw SharedStateError(.invalidArgument, "a chunk must be at least 1 byte") }
         guard length <= Self.maxChunkBytes else {
             throw SharedStateError(.tooLarge, "chunks are at most \(Self.maxChunkBytes) bytes, not \(length)")
         }
+        return path
+    }
+
+    /// The file of transfer `id` and a check of a chunk's size: what an append needs before it
+    /// runs off the event loop (see ``appendChunk(_:to:at:)``).
+    func appendable(_ id: UInt64, size: Int) throws(SharedStateError) -> String {
+        let path = try path(of: id)
+        guard size <= Self.maxChunkBytes else {
+            throw SharedStateError(.tooLarge, "chunks are at most \(Self.maxChunkBytes) bytes, not \(size)")
+        }
+        return path
+    }
+
+    /// Reads up to `length` bytes of transfer `id`'s file at `path` from `offset`: blocking I/O,
+    /// for a thread pool.
+    static func readChunk(of id: UInt64, at path: String, offset: UInt64, length: Int) throws(SharedStateError) -> Data {
         do {
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             defer { try? handle.close() }
@@ -57,12 +74,9 @@ final class TransferStore {
         }
     }
 
-    /// Appends `data`; returns the new size.
-    func append(_ id: UInt64, _ data: Data) throws(SharedStateError) -> UInt64 {
-        let path = try path(of: id)
-        guard data.count <= Self.maxChunkBytes else {
-            throw SharedStateError(.tooLarge, "chunks are at most \(Self.maxChunkBytes) bytes, not \(data.count)")
-        }
+    /// Appends `data` to transfer `id`'s file at `path` and returns the file's new size: blocking
+    /// I/O, for a thread pool.
+    static func appendChunk(_ data: Data, to id: UInt64, at path: String) throws(SharedStateError) -> UInt64 {
         do {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             defer { try? handle.close() }
