@@ -25,6 +25,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     private let environment: ClientSession.Environment
+    private let requests: RequestTasks
     private let registry: ConnectionRegistry
     private let limits: Limits
     private var phase = Phase.admitting
@@ -42,9 +43,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     static let drainLimit = TimeAmount.seconds(5)
 
     /// A handler for a new connection; `limits` are those in force when it was accepted.
-    init(environment: ClientSession.Environment, registry: ConnectionRegistry, limits: Limits) {
+    init(environment: ClientSession.Environment, registry: ConnectionRegistry, requests: RequestTasks, limits: Limits) {
         self.environment = environment
         self.registry = registry
+        self.requests = requests
         self.limits = limits
     }
 
@@ -184,9 +186,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         phase = .suspended
         updateReading()
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        Task {
+        let started = requests.run {
             let result = await suspension.work()
             handler.eventLoop.execute { handler.value.resume(after: suspension, with: result) }
+        }
+        if !started {
+            resume(after: suspension, with: .failure(SharedStateError(.unavailable, "syncd is shutting down")))
         }
     }
 

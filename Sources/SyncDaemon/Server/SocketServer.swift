@@ -39,6 +39,8 @@ final class SocketServer: Service {
     private let logger: Logger
     private let onListening: @Sendable () -> Void
     private let connections = ConnectionRegistry()
+    /// The requests that wait, which shutdown awaits before the engine closes.
+    private let requests = RequestTasks()
     private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
 
     /// Creates a server; `onListening` is called once the socket accepts connections.
@@ -63,7 +65,7 @@ final class SocketServer: Service {
 
     func run() async throws {
         let settings = configuration.settings
-        let connections = self.connections
+        let (connections, requests) = (self.connections, self.requests)
         let environment = ClientSession.Environment(
             engine: engine,
             settings: settings,
@@ -81,7 +83,7 @@ final class SocketServer: Service {
                     try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: queueBytes / 2, high: queueBytes))
                     try channel.pipeline.syncOperations.addHandlers(
                         ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxRequestFrameBytes)),
-                        ConnectionHandler(environment: environment, registry: connections, limits: limits)
+                        ConnectionHandler(environment: environment, registry: connections, requests: requests, limits: limits)
                     )
                 }
             }
@@ -117,6 +119,8 @@ final class SocketServer: Service {
             listener.close(promise: nil)
         }
         await connections.shutDown()
+        // A backup or compaction a drained connection left behind must not outlive the engine.
+        await requests.shutDown()
     }
 
     /// Every connected client, for `syncctl clients`.
