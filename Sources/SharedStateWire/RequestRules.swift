@@ -33,6 +33,6 @@ package enum RequestRules {
     /// The error for resuming a watch after a revision the state has not reached: the client saw
     /// commits this database does not have (a restore, or a power loss at durability normal).
     package static func revisionAhead(_ revision: UInt64, current: UInt64) -> SharedStateError {
-        SharedStateError(.invalidArgument, "revision \(revision) is ahead of syncd's current revision \(current)")
+        SharedStateError(.futureRevision, "revision \(revision) is ahead of syncd's current revision \(current)")
     }
 }

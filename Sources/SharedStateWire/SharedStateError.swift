@@ -13,7 +13,7 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case notFound, conflict, compacted, permissionDenied, invalidArgument, tooLarge
-            case unavailable, protocolViolation, internalError
+            case unavailable, protocolViolation, internalError, futureRevision, limitReached
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -36,6 +36,13 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
         public static let protocolViolation = Code(.protocolViolation)
         /// A bug or an unexpected failure inside the daemon.
         public static let internalError = Code(.internalError)
+        /// A revision ahead of syncd's: the client saw commits this database does not have (a
+        /// backup copied over it, a power loss with `--durability normal`). Start again from a
+        /// snapshot.
+        public static let futureRevision = Code(.futureRevision)
+        /// A count limit is reached (clients, a user's clients, watches of a connection, open
+        /// transfers): try again once one is freed.
+        public static let limitReached = Code(.limitReached)
 
         public var description: String {
             switch base {
@@ -48,6 +55,8 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
             case .unavailable: "unavailable"
             case .protocolViolation: "protocol"
             case .internalError: "internal"
+            case .futureRevision: "futureRevision"
+            case .limitReached: "limitReached"
             }
         }
     }
@@ -78,6 +87,8 @@ extension SharedStateError.Code {
         case .tooLarge: .tooLarge
         case .unavailable: .unavailable
         case .protocolViolation: .protocol
+        case .futureRevision: .futureRevision
+        case .limitReached: .limitReached
         default: .internal
         }
     }
@@ -93,6 +104,8 @@ extension SharedStateError.Code {
         case .tooLarge: self = .tooLarge
         case .unavailable: self = .unavailable
         case .protocol: self = .protocolViolation
+        case .futureRevision: self = .futureRevision
+        case .limitReached: self = .limitReached
         default: self = .internalError
         }
     }

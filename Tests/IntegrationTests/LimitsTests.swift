@@ -67,7 +67,7 @@ import Testing
         let refused = try RawConnection(path: scratch.socket)
         refused.sendHello()
         let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
-        #expect(fatal?.code == .tooLarge)
+        #expect(fatal?.code == .limitReached)
         #expect(fatal?.message.contains("6 clients connected, its limit") == true)
         try await bystander.put("fine", json: "true")
         #expect(try await bystander.status().clients == 6)
@@ -98,7 +98,7 @@ import Testing
         #expect(put.status == 0, "\(put.stderr)")
         // The oldest were pushed out, each told why; at most 16 still wait.
         let fatal = try RawConnection.fatalError(in: silent[0].readUntilClosed())
-        #expect(fatal?.code == .tooLarge)
+        #expect(fatal?.code == .limitReached)
         #expect(fatal?.message.contains("16 connections were waiting to say Hello, the limit; this was the oldest") == true)
         let status = try await syncctl(["--json", "status"], scratch: scratch)
         let clients = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["clients"] as? Int
@@ -132,7 +132,7 @@ import Testing
             for try await _ in client.watch(prefixes: ["c/"]) {}
             Issue.record("a third watch must be refused")
         } catch let error as SharedStateError {
-            #expect(error.code == .tooLarge)
+            #expect(error.code == .limitReached)
             #expect(error.message.contains("2 watches"))
         }
         // The refusal ended nothing else.

@@ -100,4 +100,41 @@ extension Collector where Element == WatchBatch {
         await client.close()
         try await daemon.stop()
     }
+
+    /// A database that went back (an older backup copied over it while syncd was stopped): the
+    /// watch's resume point is ahead of syncd (FUTURE_REVISION), and the client starts again from a
+    /// snapshot, delivered as the difference from what the watcher knew.
+    @Test func aDatabaseThatWentBackBecomesOneResyncOfTheDifference() async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "resilient"))
+        try await client.put("c/a", json: "1")
+        try await client.put("c/b", json: "1")
+        let older = scratch.file("older.sqlite")
+        _ = try await client.backup(to: older)
+        let collector = Collector<WatchBatch>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await batch in client.watch(prefixes: ["c/"]) where batch.kind != .progress { collector.add(batch) }
+            }
+            try await eventually("the snapshot") { collector.all.count == 1 }
+            try await client.put("c/a", json: "2")
+            try await client.put("c/c", json: "1")
+            try await eventually("both changes") { collector.all.count == 3 }
+            try await daemon.stop()
+
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.database + suffix) }
+            try FileManager.default.copyItem(atPath: older, toPath: scratch.database)
+            daemon = try await DaemonProcess(scratch)
+            try await eventually("the resync") { collector.all.count == 4 }
+            group.cancelAll()
+        }
+        let resync = collector.all[3]
+        #expect(resync.kind == .resync)
+        #expect(resync.changes.map(\.key) == ["c/a", "c/c"])
+        #expect(resync.changes.map(\.type) == [.put, .delete])
+        #expect(try await client.get("c/a").value == Data("1".utf8))
+        await client.close()
+        try await daemon.stop()
+    }
 }

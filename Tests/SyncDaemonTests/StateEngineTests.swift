@@ -190,9 +190,11 @@ extension Result where Failure == SharedStateError {
     @Test func resumingFromARevisionAheadOfTheDaemonIsRefused() async throws {
         try await withEngine { engine in
             _ = await engine.put("a", "1")
-            await #expect(throws: SharedStateError.self) {
+            let error = await #expect(throws: SharedStateError.self) {
                 try await engine.startWatch(id: 1, prefixes: [], start: .after(2), subscriber: CollectingSubscriber())
             }
+            // A code of its own, which the client answers with a new snapshot.
+            #expect(error?.code == .futureRevision)
             try await engine.startWatch(id: 1, prefixes: [], start: .after(1), subscriber: CollectingSubscriber())
         }
     }

@@ -61,6 +61,14 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
   /// The peer broke the protocol (bad frame, bad handshake, unsupported version).
   case `protocol` // = 8
   case `internal` // = 9
+
+  /// The requested revision is ahead of the daemon's: the client saw commits this database does not
+  /// have (a backup copied over it, a power loss with durability normal). Start again from a snapshot.
+  case futureRevision // = 10
+
+  /// A count limit is reached: clients, a user's clients, connections waiting to say Hello, watches
+  /// of a connection, open transfers. Try again once one is freed.
+  case limitReached // = 11
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -79,6 +87,8 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     case 7: self = .unavailable
     case 8: self = .protocol
     case 9: self = .internal
+    case 10: self = .futureRevision
+    case 11: self = .limitReached
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -95,6 +105,8 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     case .unavailable: return 7
     case .protocol: return 8
     case .internal: return 9
+    case .futureRevision: return 10
+    case .limitReached: return 11
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -111,6 +123,8 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     .unavailable,
     .protocol,
     .internal,
+    .futureRevision,
+    .limitReached,
   ]
 
 }
@@ -1401,7 +1415,7 @@ public nonisolated struct Sharedstate_V1_WatchEvent: Sendable {
 fileprivate nonisolated let _protobuf_package = "sharedstate.v1"
 
 nonisolated extension Sharedstate_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_COMPACTED\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_PROTOCOL\0\u{1}ERROR_CODE_INTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_COMPACTED\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_PROTOCOL\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FUTURE_REVISION\0\u{1}ERROR_CODE_LIMIT_REACHED\0")
 }
 
 nonisolated extension Sharedstate_V1_ChangeType: SwiftProtobuf._ProtoNameProviding {

@@ -84,10 +84,9 @@ final class ManagedWatch: Sendable {
         case .unavailable where connection.router.hasEnded && state.withLock({ $0.connection === connection }):
             // The connection is gone; the client restarts the watch on the next one.
             break
-        case .compacted where resumed, .invalidArgument where resumed:
-            // The resume point is gone (compacted, or syncd lost commits this watch saw, which it
-            // reports as a revision ahead of its own): start again from a snapshot, delivered as a
-            // difference. The same request succeeded before, so the revision is what is wrong.
+        case .compacted where resumed, .futureRevision where resumed:
+            // The resume point is gone (compacted, or syncd lost commits this watch saw, a
+            // revision ahead of its own): start again from a snapshot, delivered as a difference.
             state.withLock { $0.needsSnapshot = true }
             run(on: connection)
         default:

@@ -223,7 +223,7 @@ final class ClientSession {
                 try requireSomeRead(under: watch.prefixes, access)
                 if engine.watchCount(of: writer) >= limits.maxWatchesPerConnection {
                     throw SharedStateError(
-                        .tooLarge,
+                        .limitReached,
                         "this connection already has \(limits.maxWatchesPerConnection) watches, the limit; cancel one first"
                     )
                 }

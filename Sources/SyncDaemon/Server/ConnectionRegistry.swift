@@ -78,7 +78,7 @@ final class ConnectionRegistry: Sendable {
         if let refusal = outcome.refusal { return refusal }
         outcome.pushedOut?.evict(
             SharedStateError(
-                .tooLarge,
+                .limitReached,
                 "\(limits.maxUnauthenticatedConnections) connections were waiting to say Hello, the limit; this was the oldest"
             )
         )
@@ -99,10 +99,11 @@ final class ConnectionRegistry: Sendable {
             // per-user limit would otherwise keep the administrator out.
             let reserve = isAdministrator ? limits.reservedAdministratorConnections : 0
             if clients.count >= limits.maxConnections + reserve {
-                return SharedStateError(.tooLarge, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
+                return SharedStateError(.limitReached, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
             }
             if let uid, clients.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser + reserve {
-                return SharedStateError(.tooLarge, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
+                return SharedStateError(
+                    .limitReached, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
             }
             state.open[sessionID]?.hasGreeted = true
             return nil

@@ -22,7 +22,7 @@ final class TransferStore {
     /// A new, empty transfer file; returns its id and path.
     func open() throws(SharedStateError) -> (id: UInt64, path: String) {
         if files.count >= Self.maxOpenTransfers {
-            throw SharedStateError(.tooLarge, "this connection already has \(Self.maxOpenTransfers) transfers open; end one first")
+            throw SharedStateError(.limitReached, "this connection already has \(Self.maxOpenTransfers) transfers open; end one first")
         }
         lastID += 1
         let path = "\(directory)/.transfer-\(sessionID)-\(lastID).sqlite"
