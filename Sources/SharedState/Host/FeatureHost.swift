@@ -135,15 +135,14 @@ public struct FeatureHost: Sendable {
         configuration.reconnects = true
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: connectTimeout)
-        var delay = Duration.milliseconds(20)
+        var backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(500))
         while latch.signal == nil {
             do {
                 return try await SharedStateClient.connect(configuration)
             } catch {
                 guard error.code == .unavailable, clock.now < deadline else { throw error }
                 logger.debug("syncd is not answering yet at \(configuration.socketPath): \(error)")
-                try await Task.sleep(for: delay)
-                delay = min(delay * 2, .milliseconds(500))
+                try await Task.sleep(for: backoff.next())
             }
         }
         return nil

@@ -389,9 +389,9 @@ public final class SharedStateClient: Sendable {
         // A task of its own: the client is used from arbitrary tasks and has no run() that could
         // own it. It holds the client weakly and is cancelled by close().
         let task = Task { [weak self, configuration] in
-            var delay = Duration.milliseconds(50)
+            var backoff = Backoff(initial: .milliseconds(50), maximum: configuration.maxReconnectDelay)
             while !Task.isCancelled {
-                try? await Task.sleep(for: delay)
+                try? await Task.sleep(for: backoff.next())
                 guard !Task.isCancelled, self != nil else { return }
                 if let connection = try? await Connection.open(configuration) {
                     guard let self else {
@@ -402,7 +402,6 @@ public final class SharedStateClient: Sendable {
                     self.adopt(connection)
                     return
                 }
-                delay = min(delay * 2, configuration.maxReconnectDelay)
             }
         }
         state.withLock { state in
