@@ -246,8 +246,10 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// growing.
     private func updateReading() {
         guard let writer else { return }
-        let shouldRead =
-            phase == .serving && writer.isWritable && writer.answersOwed < limits.maxWritesInFlightPerConnection
+        let tooManyInFlight = writer.answersOwed >= limits.maxWritesInFlightPerConnection
+        // Answers going out re-evaluate this only while they are what reading waits for.
+        if writer.isWaitingForAnswers != tooManyInFlight { writer.isWaitingForAnswers = tooManyInFlight }
+        let shouldRead = phase == .serving && writer.isWritable && !tooManyInFlight
         guard shouldRead != isReading else { return }
         setReading(shouldRead)
     }

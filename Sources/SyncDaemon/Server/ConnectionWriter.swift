@@ -24,8 +24,10 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let owed = Atomic<Int>(0)
     /// Called once nothing is owed any more (at shutdown).
     private let whenSettled = Mutex<(@Sendable () -> Void)?>(nil)
-    /// Called on the event loop after answers went out (the handler may read again).
+    /// Called on the event loop after answers went out, while ``isWaitingForAnswers`` (the
+    /// handler stopped reading until they do).
     private let afterAnswers = Mutex<(@Sendable () -> Void)?>(nil)
+    private let waitsForAnswers = Atomic<Bool>(false)
 
     init(channel: any Channel) {
         self.channel = channel
@@ -73,7 +75,8 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
                 whenSettled.withLock { $0.take() }?()
             }
-            afterAnswers.withLock { $0 }?()
+            // Only while the handler waits for it: on the path of every answer otherwise.
+            if waitsForAnswers.load(ordering: .relaxed) { afterAnswers.withLock { $0 }?() }
         }
         batch.add(on: channel.eventLoop, counted(answering))
     }
@@ -102,10 +105,18 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// How many writes handed to the engine await their answers.
     var answersOwed: Int { owed.load(ordering: .acquiring) }
 
-    /// Calls `body` on the event loop each time answers have gone out; nil stops it (the handler
-    /// clears it when the connection closes, since `body` holds the handler).
+    /// Calls `body` on the event loop each time answers have gone out while
+    /// ``isWaitingForAnswers`` is set; nil stops it (the handler clears it when the connection
+    /// closes, since `body` holds the handler).
     func afterAnswersGoOut(_ body: (@Sendable () -> Void)?) {
         afterAnswers.withLock { $0 = body }
+    }
+
+    /// Whether the handler waits for answers to go out (it stopped reading for too many writes
+    /// in flight), so that ``afterAnswersGoOut(_:)``'s callback runs.
+    var isWaitingForAnswers: Bool {
+        get { waitsForAnswers.load(ordering: .relaxed) }
+        set { waitsForAnswers.store(newValue, ordering: .relaxed) }
     }
 
     /// Counts writes answered some other way than ``receive(_:in:)`` (a restore, answered by its
