@@ -14,6 +14,14 @@ import Testing
         await store.finish()
     }
 
+    @Test func scopeReachesACaseOfACase() async {
+        let store = TestStore(initialState: Counter.State()) { CounterInParent() }
+        await store.send(.parent(.counter(.increment))) { $0.count = 1 }
+        await store.send(.parent(.showDetail))
+        #expect(CounterInParent.Action.parent(.counter(.increment))[case: \.parent.counter] == .increment)
+        await store.finish()
+    }
+
     @Test func ifLetRunsWhilePresentAndCancelsOnDismiss() async {
         let clock = TestClock()
         let store = TestStore(initialState: Parent.State()) {
@@ -212,6 +220,18 @@ import Testing
         await store.send(.read).finish()
         #expect(store.inReducer == "store+transformed")
         #expect(store.inEffect == "store+transformed")
+    }
+}
+
+/// A counter whose actions come two cases down: `Scope` takes `\.parent.counter`.
+private struct CounterInParent: Reducer {
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case parent(Parent.Action)
+    }
+
+    var body: some Reducer<Counter.State, Action> {
+        Scope(state: \.self, action: \.parent.counter) { Counter() }
     }
 }
 

@@ -34,6 +34,7 @@ extension Effect {
     /// `forEach` element): its cancellation ids and its tasks get `scope` at the front of their
     /// path. So a child's `.cancel(id:)` reaches only its own effects and its descendants', while
     /// the parent's `.cancel(id:)` of the same id reaches the child's too, as in TCA.
+    @usableFromInline
     func scoped(to scope: EffectScope) -> Self {
         switch operation {
         case .none, .send:
@@ -60,9 +61,16 @@ extension Effect {
 ///
 /// `@unchecked Sendable`: made only from key paths and `Hashable & Sendable` values, which are
 /// immutable.
+@usableFromInline
 struct EffectScope: Hashable, @unchecked Sendable {
     let keyPath: AnyKeyPath
     let identity: AnyHashable
+
+    @usableFromInline
+    init(keyPath: AnyKeyPath, identity: AnyHashable) {
+        self.keyPath = keyPath
+        self.identity = identity
+    }
 }
 
 /// A cancellation id, type-erased, with the place in the feature tree it was used at.
@@ -118,12 +126,14 @@ struct EffectID: Hashable, @unchecked Sendable {
 
 extension Effect {
     /// The effect, cancelled with the child at `scope` (see ``EffectID/effects(ofChild:)``).
+    @usableFromInline
     func cancellable(withChild scope: EffectScope) -> Self {
         if isNone { return self }
         return Self(.cancellable(id: .effects(ofChild: scope), cancelInFlight: false, effect: self))
     }
 
     /// Cancels the effects of the child at `scope`, which went away.
+    @usableFromInline
     static func cancelEffects(ofChild scope: EffectScope) -> Self {
         Self(.cancel(id: .effects(ofChild: scope)))
     }

@@ -153,6 +153,7 @@ public struct Effect<Action: Sendable>: Sendable {
 
     /// Two effects at the same time, without the array `merge` makes when either does nothing
     /// (the common case of a reducer and its child, on the path of every action).
+    @usableFromInline
     static func both(_ first: Self, _ second: Self) -> Self {
         if first.isNone { return second }
         if second.isNone { return first }
@@ -160,6 +161,7 @@ public struct Effect<Action: Sendable>: Sendable {
     }
 
     /// Whether the effect does nothing at all.
+    @usableFromInline
     var isNone: Bool {
         if case .none = operation { return true }
         return false

@@ -17,14 +17,14 @@ import Synchronization
 /// they hold equal elements under equal ids. It encodes as the array of its elements; a decoded
 /// stack is a new stack, with new ids.
 public struct StackState<Element> {
-    private var elements: [Element]
+    @usableFromInline var elements: [Element]
     /// The ids of `elements`, in the same order.
     public private(set) var ids: [StackElementID]
     /// The id the next pushed element gets.
     public private(set) var nextID: StackElementID
     /// Which stack this is: a stack assigned over another is a different one, even where its ids
     /// are the same, so the old elements' effects end with them.
-    let origin: UInt64
+    @usableFromInline let origin: UInt64
 
     private static var nextOrigin: UInt64 { originCounter.add(1, ordering: .relaxed).newValue }
 
@@ -56,6 +56,7 @@ public struct StackState<Element> {
     }
 
     /// The position of the element `id` (0 is the bottom), if it is on the stack.
+    @inlinable
     public func index(of id: StackElementID) -> Int? {
         // Stacks are short; from the top, where most actions go.
         ids.lastIndex(of: id)
@@ -71,6 +72,7 @@ public struct StackState<Element> {
 
     /// Pushes `element` under `id`, which must not be on the stack; later ids count on from it.
     /// (An id below ``nextID`` that was popped is accepted: the caller chose it.)
+    @usableFromInline
     mutating func push(_ element: Element, id: StackElementID) {
         elements.append(element)
         ids.append(id)
@@ -90,6 +92,7 @@ public struct StackState<Element> {
     }
 
     /// Changes the element `id` in place; false when it is not on the stack.
+    @inlinable
     mutating func modify<Result>(id: StackElementID, _ body: (inout Element) -> Result) -> Result? {
         guard let index = index(of: id) else { return nil }
         return body(&elements[index])

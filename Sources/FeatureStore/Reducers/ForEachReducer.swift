@@ -1,5 +1,6 @@
 import CasePaths
 import IdentifiedCollections
+import OrderedCollections
 
 extension Reducer {
     /// Runs `element` on one element of a collection feature, for the parent's actions that
@@ -15,9 +16,10 @@ extension Reducer {
     /// Reduce { state, action in ... }
     ///     .forEach(\.sensors, action: \.sensors) { SensorRow() }
     /// ```
+    @inlinable
     public func forEach<ElementState, ElementAction: Sendable, ID: Hashable & Sendable, Element: Reducer>(
         _ state: WritableKeyPath<State, IdentifiedArray<ID, ElementState>>,
-        action: CaseKeyPath<Action, IdentifiedAction<ID, ElementAction>>,
+        action: EnumCase<Action, IdentifiedAction<ID, ElementAction>>,
         @ReducerBuilder<ElementState, ElementAction> element: () -> Element,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
@@ -29,7 +31,7 @@ extension Reducer {
             parent: _reduceFunction,
             element: element()._reduceFunction,
             state: state,
-            action: AnyCasePath(action),
+            action: Action.casePath(action),
             location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         )
     }
@@ -38,48 +40,93 @@ extension Reducer {
 /// A parent reducer with a feature per element of an `IdentifiedArray`; see
 /// ``Reducer/forEach(_:action:element:fileID:filePath:line:column:)``.
 public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: Reducer>: Reducer {
-    let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
-    let element: (inout Element.State, Element.Action) -> Effect<Element.Action>
-    let state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>
-    let action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>
-    let location: SourceLocation
+    @usableFromInline let run: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
 
-    public func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
-        let elementEffect = reduceElement(into: &parentState, action: parentAction)
-        let idsBefore = parentState[keyPath: state].ids
-        let parentEffect = parent(&parentState, parentAction)
-        let idsAfter = parentState[keyPath: state].ids
-        // Ids the parent left alone share their storage, which makes this check cheap.
-        guard idsAfter != idsBefore else { return .both(elementEffect, parentEffect) }
-        let removed = idsBefore.subtracting(idsAfter)
-        guard !removed.isEmpty else { return .both(elementEffect, parentEffect) }
-        return .merge([elementEffect, parentEffect] + removed.map { Effect.cancelEffects(ofChild: scope(of: $0)) })
+    /// Built where `forEach` is called, so that the compiler specializes the code for the
+    /// feature's own types there.
+    @inlinable
+    init(
+        parent: @escaping (inout Parent.State, Parent.Action) -> Effect<Parent.Action>,
+        element: @escaping (inout Element.State, Element.Action) -> Effect<Element.Action>,
+        state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>,
+        action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>,
+        location: SourceLocation
+    ) {
+        let steps = Steps(parent: parent, element: element, state: state, action: action, location: location)
+        run = { steps.reduce(into: &$0, action: $1) }
     }
 
-    private func scope(of id: ID) -> EffectScope {
-        EffectScope(keyPath: state, identity: id)
+    public func reduce(into state: inout Parent.State, action: Parent.Action) -> Effect<Parent.Action> {
+        run(&state, action)
     }
 
-    private func reduceElement(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
-        guard case .element(let id, let elementAction) = action.extract(from: parentAction) else { return .none }
-        guard parentState[keyPath: state][id: id] != nil else {
-            location.report(
-                """
-                A "forEach" at \(location) received an action for element \(id), which is not in \
-                the collection:
-                  \(elementAction)
-                Cancel an element's effects when it is removed, or ignore actions that can arrive late.
-                """
-            )
-            return .none
+    public var _reduceFunction: (inout Parent.State, Parent.Action) -> Effect<Parent.Action> { run }
+}
+
+extension ForEachReducer {
+    @usableFromInline
+    struct Steps {
+        @usableFromInline let parent: (inout Parent.State, Parent.Action) -> Effect<Parent.Action>
+        @usableFromInline let element: (inout Element.State, Element.Action) -> Effect<Element.Action>
+        @usableFromInline let state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>
+        @usableFromInline let action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>
+        @usableFromInline let location: SourceLocation
+
+        @inlinable
+        init(
+            parent: @escaping (inout Parent.State, Parent.Action) -> Effect<Parent.Action>,
+            element: @escaping (inout Element.State, Element.Action) -> Effect<Element.Action>,
+            state: WritableKeyPath<Parent.State, IdentifiedArray<ID, Element.State>>,
+            action: AnyCasePath<Parent.Action, IdentifiedAction<ID, Element.Action>>,
+            location: SourceLocation
+        ) {
+            self.parent = parent
+            self.element = element
+            self.state = state
+            self.action = action
+            self.location = location
         }
-        let effect = element(&parentState[keyPath: state][id: id]!, elementAction)
-        if effect.isNone { return .none }
-        let embed = UncheckedBox(action)
-        return
-            effect
-            .map { embed.value.embed(.element(id: id, action: $0)) }
-            .scoped(to: scope(of: id))
-            .cancellable(withChild: scope(of: id))
+
+        @inlinable
+        func reduce(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+            let elementEffect = reduceElement(into: &parentState, action: parentAction)
+            let idsBefore = parentState[keyPath: state].ids
+            let parentEffect = parent(&parentState, parentAction)
+            let idsAfter = parentState[keyPath: state].ids
+            // Ids the parent left alone share their storage, which makes this check cheap.
+            guard idsAfter != idsBefore else { return .both(elementEffect, parentEffect) }
+            let removed = idsBefore.subtracting(idsAfter)
+            guard !removed.isEmpty else { return .both(elementEffect, parentEffect) }
+            return .merge([elementEffect, parentEffect] + removed.map { Effect.cancelEffects(ofChild: scope(of: $0)) })
+        }
+
+        @inlinable
+        func scope(of id: ID) -> EffectScope {
+            EffectScope(keyPath: state, identity: id)
+        }
+
+        @inlinable
+        func reduceElement(into parentState: inout Parent.State, action parentAction: Parent.Action) -> Effect<Parent.Action> {
+            guard case .element(let id, let elementAction) = action.extract(from: parentAction) else { return .none }
+            guard let index = parentState[keyPath: state].index(id: id) else {
+                location.report(
+                    """
+                    A "forEach" at \(location) received an action for element \(id), which is not in \
+                    the collection:
+                      \(elementAction)
+                    Cancel an element's effects when it is removed, or ignore actions that can arrive late.
+                    """
+                )
+                return .none
+            }
+            let effect = element(&parentState[keyPath: state][index], elementAction)
+            if effect.isNone { return .none }
+            let embed = UncheckedBox(action)
+            return
+                effect
+                .map { embed.value.embed(.element(id: id, action: $0)) }
+                .scoped(to: scope(of: id))
+                .cancellable(withChild: scope(of: id))
+        }
     }
 }

@@ -4,6 +4,7 @@ import CasePaths
 /// enum case (for `@CasePathable` enums), the `id` (for `Identifiable` state), or else only the
 /// type. When it changes, the old child's effects are cancelled, so they never deliver into the
 /// new one.
+@usableFromInline
 func navigationIdentity<Value>(of value: Value) -> AnyHashable {
     var parts: [AnyHashable] = [ObjectIdentifier(Value.self)]
     if let casePathable = value as? any CasePathable, let enumCase = caseIdentity(of: casePathable) {

@@ -48,7 +48,9 @@ public protocol Reducer<State, Action> {
     /// The store and the reducers that hold other reducers (`Scope`, `ifLet`, `forEach`…) keep
     /// this instead of the reducer, so that a `body` is built once rather than for every action
     /// (building one makes its key paths anew, which costs microseconds). The protocol's
-    /// extensions implement it; a reducer does not.
+    /// extensions implement it; a reducer does not. The reducers of this module that hold others
+    /// build theirs in an `@inlinable` initializer, so that it is compiled for the feature's types
+    /// where the feature is.
     var _reduceFunction: (inout State, Action) -> Effect<Action> { get }
 }
 
@@ -58,6 +60,7 @@ extension Reducer where Body == Never {
         fatalError("\(Self.self) has no body: it implements reduce(into:action:) itself.")
     }
 
+    @inlinable
     public var _reduceFunction: (inout State, Action) -> Effect<Action> { reduce(into:action:) }
 }
 
@@ -67,6 +70,7 @@ extension Reducer where Body: Reducer, Body.State == State, Body.Action == Actio
         body.reduce(into: &state, action: action)
     }
 
+    @inlinable
     public var _reduceFunction: (inout State, Action) -> Effect<Action> { body._reduceFunction }
 }
 

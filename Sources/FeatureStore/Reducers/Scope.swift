@@ -27,53 +27,41 @@ import CasePaths
 /// }
 /// ```
 public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reducer {
-    /// Where the child's state is: a property, or one case of an enum.
-    private enum Place {
-        case property(WritableKeyPath<ParentState, Child.State>)
-        case enumCase(AnyCasePath<ParentState, Child.State>, SourceLocation)
-    }
-
-    private let place: Place
-    private let action: AnyCasePath<ParentAction, Child.Action>
-    private let child: (inout Child.State, Child.Action) -> Effect<Child.Action>
+    @usableFromInline let run: (inout ParentState, ParentAction) -> Effect<ParentAction>
 
     /// Scopes `child` to the state at `state` and the actions of case `action`.
+    @inlinable
     public init<ChildState, ChildAction: Sendable>(
         state: WritableKeyPath<ParentState, ChildState>,
-        action: CaseKeyPath<ParentAction, ChildAction>,
+        action: EnumCase<ParentAction, ChildAction>,
         @ReducerBuilder<ChildState, ChildAction> child: () -> Child
     ) where ParentAction: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
-        self.place = .property(state)
-        self.action = AnyCasePath(action)
-        self.child = child()._reduceFunction
+        let action = ParentAction.casePath(action)
+        let child = child()._reduceFunction
+        run = { parent, parentAction in
+            guard let childAction = action.extract(from: parentAction) else { return .none }
+            return Self.embed(child(&parent[keyPath: state], childAction), action)
+        }
     }
 
     /// Scopes `child` to one case of an enum state and the actions of case `action`. A child
     /// action that arrives while the state is in another case is reported as an issue.
+    @inlinable
     public init<ChildState, ChildAction: Sendable>(
-        state: CaseKeyPath<ParentState, ChildState>,
-        action: CaseKeyPath<ParentAction, ChildAction>,
+        state: EnumCase<ParentState, ChildState>,
+        action: EnumCase<ParentAction, ChildAction>,
         @ReducerBuilder<ChildState, ChildAction> child: () -> Child,
         fileID: StaticString = #fileID,
         filePath: StaticString = #filePath,
         line: UInt = #line,
         column: UInt = #column
     ) where ParentState: CasePathable, ParentAction: CasePathable, Child.State == ChildState, Child.Action == ChildAction {
-        self.place = .enumCase(
-            AnyCasePath(state),
-            SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
-        )
-        self.action = AnyCasePath(action)
-        self.child = child()._reduceFunction
-    }
-
-    public func reduce(into parent: inout ParentState, action parentAction: ParentAction) -> Effect<ParentAction> {
-        guard let childAction = action.extract(from: parentAction) else { return .none }
-        let effect: Effect<Child.Action>
-        switch place {
-        case .property(let state):
-            effect = child(&parent[keyPath: state], childAction)
-        case .enumCase(let state, let location):
+        let state = ParentState.casePath(state)
+        let action = ParentAction.casePath(action)
+        let child = child()._reduceFunction
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        run = { parent, parentAction in
+            guard let childAction = action.extract(from: parentAction) else { return .none }
             guard var childState = state.extract(from: parent) else {
                 location.report(
                     """
@@ -84,9 +72,23 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
                 )
                 return .none
             }
-            effect = child(&childState, childAction)
+            let effect = child(&childState, childAction)
             parent = state.embed(childState)
+            return Self.embed(effect, action)
         }
+    }
+
+    public func reduce(into parent: inout ParentState, action: ParentAction) -> Effect<ParentAction> {
+        run(&parent, action)
+    }
+
+    public var _reduceFunction: (inout ParentState, ParentAction) -> Effect<ParentAction> { run }
+
+    @inlinable
+    static func embed(
+        _ effect: Effect<Child.Action>,
+        _ action: AnyCasePath<ParentAction, Child.Action>
+    ) -> Effect<ParentAction> {
         if effect.isNone { return .none }
         let embed = UncheckedBox(action)
         return effect.map { embed.value.embed($0) }
@@ -95,9 +97,11 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
 
 /// Carries a value that is immutable and only read, but not declared `Sendable` (case paths and
 /// key paths built by the compiler), into a `@Sendable` closure.
+@usableFromInline
 struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
+    @usableFromInline let value: Value
 
+    @usableFromInline
     init(_ value: Value) {
         self.value = value
     }

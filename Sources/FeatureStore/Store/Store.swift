@@ -109,11 +109,11 @@ public final class Store<State, Action: Sendable> {
     /// sent to the parent embedded by `action`.
     public func scope<ChildState, ChildAction: Sendable>(
         state: KeyPath<State, ChildState>,
-        action: CaseKeyPath<Action, ChildAction>
+        action: EnumCase<Action, ChildAction>
     ) -> Store<ChildState, ChildAction> where Action: CasePathable {
         let readState = self.readState
         let sendAction = self.sendAction
-        let embed = AnyCasePath(action)
+        let embed = Action.casePath(action)
         return Store<ChildState, ChildAction>(
             core: core,
             readState: { readState()[keyPath: state] },
