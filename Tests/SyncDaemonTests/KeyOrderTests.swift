@@ -4,14 +4,14 @@ import Testing
 
 @testable import SyncDaemon
 
-/// The table's key order against a brute-force sort: the same keys under every prefix, in byte
-/// order, through insertions, removals, merges and compactions.
+/// The table's key order against a brute-force sort: the same entries under every prefix, in byte
+/// order of their keys, through insertions, replacements, removals and chunk splits.
 @Suite struct KeyOrderTests {
     @Test(arguments: [UInt64(21), 22, 23, 24])
     func rangesAgreeWithASortedScan(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
         var table = EntryTable()
-        var keys: Set<[UInt8]> = []
+        var keys: [[UInt8]: UInt64] = [:]
         func randomKey() -> String {
             WatchIndexTests.randomString(pieces: 1...4, using: &generator)
         }
@@ -20,18 +20,19 @@ import Testing
             // More writes than deletions, so the table grows through several merges.
             if Int.random(in: 0..<3, using: &generator) == 0 {
                 table.set(key, to: nil)
-                keys.remove(Array(key.utf8))
+                keys[Array(key.utf8)] = nil
             } else {
                 table.set(key, to: StoredEntry.make(WatchIndexTests.entry(key, revision: UInt64(step + 1))))
-                keys.insert(Array(key.utf8))
+                keys[Array(key.utf8)] = UInt64(step + 1)
             }
             guard step % 500 == 0 else { continue }
             for _ in 0..<20 {
                 let prefix = Bool.random(using: &generator) ? "" : WatchIndexTests.randomString(pieces: 1...2, using: &generator)
                 let limit = Bool.random(using: &generator) ? Int.random(in: 1...20, using: &generator) : nil
-                var expected = keys.filter { $0.starts(with: prefix.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }
+                var expected = keys.filter { $0.key.starts(with: prefix.utf8) }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                    .map { "\($0.key) at \($0.value)" }
                 if let limit { expected = Array(expected.prefix(limit)) }
-                let found = table.entries(withPrefix: prefix, limit: limit).map { Array($0.key.utf8) }
+                let found = table.entries(withPrefix: prefix, limit: limit).map { "\(Array($0.key.utf8)) at \($0.entry().modRevision)" }
                 #expect(found == expected, "prefix \(prefix.debugDescription), limit \(String(describing: limit))")
             }
         }
@@ -50,6 +51,23 @@ import Testing
         table.set("k/0901", to: StoredEntry.make(WatchIndexTests.entry("k/0901", revision: 2_000)))
         #expect(table.entries(withPrefix: "k/090").map(\.key) == (0..<10).map { "k/090\($0)" })
         #expect(table.entries(withPrefix: "k/0901").first?.entry().modRevision == 2_000)
+    }
+
+    @Test func aCopyOfTheOrderStaysAsItWasWhileTheTableChanges() {
+        var table = EntryTable()
+        for index in 0..<2_000 {
+            table.insert(StoredEntry.make(WatchIndexTests.entry("k/" + String(format: "%04d", index), revision: 1)))
+        }
+        let copy = table.order
+        for index in stride(from: 0, to: 2_000, by: 7) {
+            let key = "k/" + String(format: "%04d", index)
+            table.set(key, to: index % 2 == 0 ? nil : StoredEntry.make(WatchIndexTests.entry(key, revision: 2)))
+        }
+        table.set("k/0000x", to: StoredEntry.make(WatchIndexTests.entry("k/0000x", revision: 3)))
+        let copied = EntryTable.entries(in: copy, withPrefix: "k/")
+        #expect(copied.count == 2_000)
+        #expect(copied.allSatisfy { $0.entry().modRevision == 1 })
+        #expect(table.entries(withPrefix: "k/").count == 2_000 - 143 + 1)
     }
 
     @Test func overlappingPrefixesAreCountedOnce() {

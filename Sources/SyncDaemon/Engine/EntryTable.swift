@@ -1,10 +1,11 @@
-/// Every committed entry, found by key, and the keys in order. The entries carry their own keys,
-/// so the table is a set of 8-byte references: a dictionary keyed by `String` spends 16 more bytes
-/// per slot, and keeps about twice as many slots as entries. The order (``KeyOrder``) finds the
-/// keys under a prefix without a scan.
+/// Every committed entry, found by key, and in key order. The entries carry their own keys, so
+/// the table is a set of 8-byte references: a dictionary keyed by `String` spends 16 more bytes
+/// per slot, and keeps about twice as many slots as entries. The order (``KeyOrder``) holds the
+/// same references sorted by key, to find the entries under a prefix without a scan and to read
+/// them from a copy, without the engine's lock.
 struct EntryTable: Sendable {
     private var entries: Set<StoredEntry>
-    private var order = KeyOrder()
+    private(set) var order = KeyOrder()
 
     /// An empty table with room for `capacity` entries without growing.
     init(capacity: Int = 0) {
@@ -21,7 +22,7 @@ struct EntryTable: Sendable {
 
     /// Stores `entry` under its key, replacing the key's entry if there is one.
     mutating func insert(_ entry: StoredEntry) {
-        if entries.update(with: entry) == nil { order.insert(entry.key) }
+        if entries.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
     }
 
     /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
@@ -30,7 +31,7 @@ struct EntryTable: Sendable {
     mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
             let replaced = entries.update(with: entry)
-            if replaced == nil { order.insert(key) }
+            if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
             return replaced
         }
         guard let removed = entries.remove(.probe(key)) else { return nil }
@@ -39,11 +40,19 @@ struct EntryTable: Sendable {
     }
 
     /// The entries whose keys start with `prefix`, in byte order of their keys; at most `limit`.
-    func entries(withPrefix prefix: String, limit: Int? = nil, where isIncluded: (String) -> Bool = { _ in true }) -> [StoredEntry] {
+    func entries(withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil) -> [StoredEntry] {
+        Self.entries(in: order, withPrefix: prefix, limit: limit, where: isIncluded)
+    }
+
+    /// The entries of `order` whose keys start with `prefix` and that `isIncluded` lets through,
+    /// in byte order of their keys; at most `limit`.
+    static func entries(
+        in order: KeyOrder, withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil
+    ) -> [StoredEntry] {
         var found: [StoredEntry] = []
         if let limit, limit <= 0 { return found }
-        order.forEachKey(withPrefix: prefix) { key in
-            if isIncluded(key), let index = entries.firstIndex(of: .probe(key)) { found.append(entries[index]) }
+        order.forEach(withPrefix: prefix) { entry in
+            if isIncluded?(entry.key) != false { found.append(entry) }
             return limit.map { found.count < $0 } ?? true
         }
         return found

@@ -1,38 +1,41 @@
 import Foundation
 
-/// The keys of an ``EntryTable`` in byte order, so that the keys under a prefix are found without
-/// looking at any other: a list, snapshot or resync costs what it returns.
+/// The entries of an ``EntryTable`` in byte order of their keys, so that the keys under a prefix
+/// are found without looking at any other: a list, snapshot or resync costs what it returns.
 ///
-/// A sorted sequence of sorted chunks of at most ``chunkCapacity`` keys (a B-tree of two levels):
-/// a key is placed by a binary search over the chunks' first keys, then one within its chunk, and
-/// adding or removing one moves at most a chunk's worth of keys. Keys added in order (start-up
-/// reads the table in key order) fill the last chunk and start new ones.
+/// A sorted sequence of sorted chunks of at most ``chunkCapacity`` entries (a B-tree of two
+/// levels): an entry is placed by a binary search over the chunks' first keys, then one within
+/// its chunk, and adding or removing one moves at most a chunk's worth of references. Entries
+/// added in order (start-up reads the table in key order) fill the last chunk and start new ones.
+///
+/// A copy is a consistent view that costs nothing to take: the engine takes one under its lock
+/// and reads a large prefix from it without the lock. The next write after such a copy copies
+/// the list of chunks and the one chunk it changes, not the entries (a few microseconds at a
+/// million keys).
 struct KeyOrder: Sendable {
-    /// Never empty ones: a chunk that loses its last key goes.
-    private var chunks: [[String]] = []
+    /// Never empty ones: a chunk that loses its last entry goes.
+    private var chunks: [[StoredEntry]] = []
 
-    /// The most keys a chunk holds before it splits in two.
+    /// The most entries a chunk holds before it splits in two.
     static let chunkCapacity = 512
 
-    /// Adds `key`, which the order does not hold.
-    mutating func insert(_ key: String) {
+    /// Adds `entry`, whose key the order does not hold.
+    mutating func insert(_ entry: StoredEntry) {
         guard let last = chunks.last?.last else {
-            chunks.append([key])
+            chunks.append([entry])
             return
         }
-        if Self.compare(last, key) < 0 {
+        if Self.compare(last, entry) < 0 {
             // In order, as at start-up: fill the last chunk, then start another.
             if chunks[chunks.count - 1].count < Self.chunkCapacity {
-                chunks[chunks.count - 1].append(key)
+                chunks[chunks.count - 1].append(entry)
             } else {
-                chunks.append([key])
+                chunks.append([entry])
             }
             return
         }
-        // The last chunk whose first key does not sort after `key` (or the first chunk).
-        let chunk = max(0, Self.upperBound(of: key, in: chunks.indices) { chunks[$0][0] } - 1)
-        let position = Self.lowerBound(of: key, in: chunks[chunk].indices) { chunks[chunk][$0] }
-        chunks[chunk].insert(key, at: position)
+        let (chunk, position) = entry.withKeyBytes { place(of: $0) }
+        chunks[chunk].insert(entry, at: position)
         if chunks[chunk].count > Self.chunkCapacity {
             let upperHalf = Array(chunks[chunk][(Self.chunkCapacity / 2)...])
             chunks[chunk].removeSubrange((Self.chunkCapacity / 2)...)
@@ -40,38 +43,59 @@ struct KeyOrder: Sendable {
         }
     }
 
-    /// Removes `key`, if the order holds it.
+    /// Puts `entry` in the place of the entry with the same key, which the order holds.
+    mutating func replace(with entry: StoredEntry) {
+        guard let (chunk, position) = entry.withKeyBytes({ find($0) }) else {
+            assertionFailure("replacing an entry the order does not hold")
+            return insert(entry)
+        }
+        chunks[chunk][position] = entry
+    }
+
+    /// Removes the entry of `key`, if the order holds one.
     mutating func remove(_ key: String) {
-        guard let (chunk, position) = find(key) else { return }
+        var key = key
+        guard let (chunk, position) = key.withUTF8({ find($0) }) else { return }
         chunks[chunk].remove(at: position)
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
     }
 
-    /// How many keys it holds.
+    /// How many entries it holds.
     var count: Int { chunks.reduce(0) { $0 + $1.count } }
 
-    /// Calls `body` with the keys that start with `prefix`, in byte order, until it returns false.
-    func forEachKey(withPrefix prefix: String, _ body: (String) -> Bool) {
+    /// Calls `body` with the entries whose keys start with `prefix`, in byte order of their keys,
+    /// until it returns false.
+    func forEach(withPrefix prefix: String, _ body: (StoredEntry) -> Bool) {
         guard !chunks.isEmpty else { return }
-        var chunk = max(0, Self.upperBound(of: prefix, in: chunks.indices) { chunks[$0][0] } - 1)
-        var position = Self.lowerBound(of: prefix, in: chunks[chunk].indices) { chunks[chunk][$0] }
-        while chunk < chunks.count {
-            let keys = chunks[chunk]
-            while position < keys.count {
-                let key = keys[position]
-                guard key.utf8.starts(with: prefix.utf8) else { return }
-                guard body(key) else { return }
-                position += 1
+        var prefix = prefix
+        prefix.withUTF8 { prefix in
+            var (chunk, position) = place(of: prefix)
+            while chunk < chunks.count {
+                let entries = chunks[chunk]
+                while position < entries.count {
+                    let entry = entries[position]
+                    guard entry.withKeyBytes({ $0.starts(with: prefix) }) else { return }
+                    guard body(entry) else { return }
+                    position += 1
+                }
+                chunk += 1
+                position = 0
             }
-            chunk += 1
-            position = 0
         }
     }
 
-    private func find(_ key: String) -> (chunk: Int, position: Int)? {
+    /// Where an entry with `key` is, or would go: the chunk, and the first position in it whose
+    /// key does not sort before `key`.
+    private func place(of key: UnsafeBufferPointer<UInt8>) -> (chunk: Int, position: Int) {
+        // The last chunk whose first key does not sort after `key` (or the first chunk).
+        let chunk = max(0, Self.firstIndex(in: chunks.indices) { Self.compare(chunks[$0][0], key) > 0 } - 1)
+        let position = Self.firstIndex(in: chunks[chunk].indices) { Self.compare(chunks[chunk][$0], key) >= 0 }
+        return (chunk, position)
+    }
+
+    private func find(_ key: UnsafeBufferPointer<UInt8>) -> (chunk: Int, position: Int)? {
         guard !chunks.isEmpty else { return nil }
-        let chunk = max(0, Self.upperBound(of: key, in: chunks.indices) { chunks[$0][0] } - 1)
-        let position = Self.lowerBound(of: key, in: chunks[chunk].indices) { chunks[chunk][$0] }
+        let (chunk, position) = place(of: key)
         guard position < chunks[chunk].count, Self.compare(chunks[chunk][position], key) == 0 else { return nil }
         return (chunk, position)
     }
@@ -79,43 +103,37 @@ struct KeyOrder: Sendable {
     /// Whether `a` sorts before `b` by their bytes, as SQLite's BINARY collation and the
     /// protocol's list order do.
     static func precedes(_ a: String, _ b: String) -> Bool {
-        compare(a, b) < 0
+        var a = a
+        var b = b
+        return a.withUTF8 { a in b.withUTF8 { b in compare(a, b) < 0 } }
+    }
+
+    private static func compare(_ a: StoredEntry, _ b: StoredEntry) -> Int {
+        a.withKeyBytes { a in b.withKeyBytes { b in compare(a, b) } }
+    }
+
+    private static func compare(_ a: StoredEntry, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        a.withKeyBytes { compare($0, b) }
     }
 
     /// The bytes of `a` against those of `b`: negative, zero or positive.
-    static func compare(_ a: String, _ b: String) -> Int {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                let common = min(a.count, b.count)
-                if common > 0, let left = a.baseAddress, let right = b.baseAddress {
-                    let result = memcmp(left, right, common)
-                    if result != 0 { return Int(result) }
-                }
-                return a.count - b.count
-            }
+    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+            let result = memcmp(left, right, common)
+            if result != 0 { return Int(result) }
         }
+        return a.count - b.count
     }
 
-    /// The first index whose key does not sort before `key`.
-    private static func lowerBound(of key: String, in range: Range<Int>, _ keyAt: (Int) -> String) -> Int {
+    /// The first index in `range` for which `isAtOrAfter` holds, which holds for every index
+    /// after it too (`range.upperBound` when it holds for none).
+    private static func firstIndex(in range: Range<Int>, where isAtOrAfter: (Int) -> Bool) -> Int {
         var low = range.lowerBound
         var high = range.upperBound
         while low < high {
             let middle = (low + high) / 2
-            if compare(keyAt(middle), key) < 0 { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    /// The first index whose key sorts after `key`.
-    private static func upperBound(of key: String, in range: Range<Int>, _ keyAt: (Int) -> String) -> Int {
-        var low = range.lowerBound
-        var high = range.upperBound
-        while low < high {
-            let middle = (low + high) / 2
-            if compare(keyAt(middle), key) <= 0 { low = middle + 1 } else { high = middle }
+            if isAtOrAfter(middle) { high = middle } else { low = middle + 1 }
         }
         return low
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import SharedStateWire
 import Synchronization
 
@@ -23,6 +24,10 @@ final class StateEngine: Sendable {
         var retainedDuration: Duration?
         /// How often idle watches get a progress notice (and retention is checked).
         var progressInterval: Duration = .seconds(5)
+        /// The most entries a list, snapshot or resync reads under the engine's lock, on the
+        /// caller's event loop. A larger one is read from a copy of the key order (see
+        /// ``KeyOrder``) on NIO's thread pool, so neither the writer nor a loop waits for it.
+        var entriesReadInPlace = 1_000
     }
 
     /// Ends the watches a new access policy leaves nothing to read (see
@@ -97,15 +102,64 @@ final class StateEngine: Sendable {
         published.withLock { ($0.entries[key]?.entry(key: key), $0.revision) }
     }
 
-    /// The entries whose keys start with `prefix`, in key order, at most `limit` of them.
-    func list(prefix: String, limit: Int?, readable: KeyFilter? = nil) -> (entries: [Entry], revision: UInt64, hasMore: Bool) {
-        published.withLock { state in
-            // One more than asked for tells whether there is more.
-            var entries = Self.entries(in: state.entries, selectedBy: [prefix], readable: readable, limit: limit.map { $0 + 1 })
-            let hasMore = limit.map { entries.count > $0 } ?? false
-            if let limit, hasMore { entries.removeSubrange(limit...) }
-            return (entries, state.revision, hasMore)
+    /// The result of ``list(prefix:limit:readable:)``.
+    struct Listing: Sendable {
+        var entries: [Entry]
+        var revision: UInt64
+        var hasMore: Bool
+    }
+
+    /// What ``list(prefix:limit:readable:)`` found.
+    enum ListOutcome: Sendable {
+        case listed(Listing)
+        /// More entries than may be read under the lock: read them with ``LargeListing/read()``,
+        /// off the event loop.
+        case tooLarge(LargeListing)
+    }
+
+    /// A list too large to read on the event loop: ``read()`` reads it from a copy of the key
+    /// order taken when it was asked for, at the revision of that moment.
+    struct LargeListing: Sendable {
+        fileprivate let order: KeyOrder
+        fileprivate let revision: UInt64
+        fileprivate let prefix: String
+        fileprivate let limit: Int?
+        fileprivate let readable: KeyFilter?
+
+        /// Reads the entries: it takes time, so call it off the event loop (as its encoding).
+        func read() -> Listing {
+            StateEngine.listing(in: order, prefix: prefix, limit: limit, readable: readable, revision: revision)
         }
+    }
+
+    /// The entries whose keys start with `prefix`, in key order, at most `limit` of them; or,
+    /// when there are more than ``Configuration/entriesReadInPlace``, a ``LargeListing`` to read
+    /// elsewhere.
+    func list(prefix: String, limit: Int?, readable: KeyFilter? = nil) -> ListOutcome {
+        let budget = configuration.entriesReadInPlace
+        return published.withLock { state in
+            if let limit, limit <= budget {
+                let listing = Self.listing(
+                    in: state.entries.order, prefix: prefix, limit: limit, readable: readable, revision: state.revision)
+                return .listed(listing)
+            }
+            let found = state.entries.entries(withPrefix: prefix, limit: budget + 1, where: readable)
+            if found.count <= budget {
+                let entries = found.prefix(limit ?? found.count).map { $0.entry() }
+                return .listed(Listing(entries: entries, revision: state.revision, hasMore: found.count > entries.count))
+            }
+            let large = LargeListing(
+                order: state.entries.order, revision: state.revision, prefix: prefix, limit: limit, readable: readable)
+            return .tooLarge(large)
+        }
+    }
+
+    private static func listing(in order: KeyOrder, prefix: String, limit: Int?, readable: KeyFilter?, revision: UInt64) -> Listing {
+        // One more than asked for tells whether there is more.
+        var entries = entries(in: order, selectedBy: [prefix], readable: readable, limit: limit.map { $0 + 1 })
+        let hasMore = limit.map { entries.count > $0 } ?? false
+        if let limit, hasMore { entries.removeSubrange(limit...) }
+        return Listing(entries: entries, revision: revision, hasMore: hasMore)
     }
 
     /// Counts for `status`.
@@ -252,8 +306,13 @@ final class StateEngine: Sendable {
             if case .restore(let entries, _) = request {
                 // A restore removes every key it does not have: the keys as they stand now,
                 // after the writes planned before it in this batch.
-                let keys = published.withLock { Set($0.entries.all.map(\.key)) }
-                    .union(overlay.compactMap { $0.value == nil ? nil : $0.key })
+                let order = published.withLock { $0.entries.order }
+                var keys = Set<String>(minimumCapacity: order.count)
+                order.forEach(withPrefix: "") {
+                    keys.insert($0.key)
+                    return true
+                }
+                keys.formUnion(overlay.compactMap { $0.value == nil ? nil : $0.key })
                 request = .restore(entries: entries, currentKeys: keys.sorted())
             }
             do {
@@ -330,7 +389,7 @@ final class StateEngine: Sendable {
     /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
     /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
     ///
-    /// - Throws: As ``beginWatch(id:prefixes:start:readable:subscriber:)`` and ``replay(_:)``.
+    /// - Throws: As ``beginWatch(id:prefixes:start:readable:ending:subscriber:)`` and ``catchUp(_:)``.
     func startWatch(
         id: UInt64,
         prefixes: [String],
@@ -338,25 +397,32 @@ final class StateEngine: Sendable {
         readable: KeyFilter? = nil,
         subscriber: some WatchSubscriber
     ) async throws(SharedStateError) {
-        if let replay = try beginWatch(id: id, prefixes: prefixes, start: start, readable: readable, subscriber: subscriber) {
-            try await self.replay(replay)
+        if let catchUp = try beginWatch(id: id, prefixes: prefixes, start: start, readable: readable, subscriber: subscriber) {
+            try await self.catchUp(catchUp)
         }
     }
 
-    /// A watch registered with ``beginWatch(id:prefixes:start:readable:subscriber:)`` whose start
-    /// needs revisions read back from the change log; live changes wait until ``replay(_:)``.
-    struct WatchReplay: Sendable {
+    /// What a watch is sent before its live changes, when it cannot be sent under the engine's
+    /// lock: the revisions it missed, read back from the change log, or a snapshot or resync of
+    /// more entries than ``Configuration/entriesReadInPlace``, read from a copy of the key order.
+    /// The watch's live changes wait until ``catchUp(_:)`` has sent it.
+    struct WatchCatchUp: Sendable {
+        fileprivate enum Work: Sendable {
+            case replay(through: UInt64)
+            case entries(KeyOrder, kind: Sharedstate_V1_EventKind, revision: UInt64, respondsFirst: Bool)
+        }
+
         fileprivate let watch: WatchRegistry.Watch
-        fileprivate let through: UInt64
+        fileprivate let work: Work
     }
 
     /// Registers a watch without waiting: sends the response and the snapshot at once when the
-    /// start needs no replay, and otherwise returns the replay to run with ``replay(_:)``, holding
-    /// the watch's live changes until then.
+    /// start needs no replay and the snapshot is small, and otherwise returns what remains to send
+    /// with ``catchUp(_:)``, holding the watch's live changes until then.
     ///
-    /// - Throws: `invalidArgument` when the subscriber already has a watch with this id or the
-    ///   start names a revision that has not happened yet, `compacted` when replay would start
-    ///   before the oldest change kept.
+    /// - Throws: `invalidArgument` when the subscriber already has a watch with this id,
+    ///   `futureRevision` when the start names a revision that has not happened yet, `compacted`
+    ///   when replay would start before the oldest change kept.
     func beginWatch(
         id: UInt64,
         prefixes: [String],
@@ -364,8 +430,9 @@ final class StateEngine: Sendable {
         readable: KeyFilter? = nil,
         ending: (@Sendable () -> SharedStateError?)? = nil,
         subscriber: some WatchSubscriber
-    ) throws(SharedStateError) -> WatchReplay? {
+    ) throws(SharedStateError) -> WatchCatchUp? {
         let prefixes = prefixes.contains("") ? [] : prefixes
+        let budget = configuration.entriesReadInPlace
         return try published.withLock { state throws(SharedStateError) in
             if state.watches.contains(id: id, of: subscriber) {
                 throw SharedStateError(.invalidArgument, "watch id \(id) is already in use on this connection")
@@ -380,10 +447,19 @@ final class StateEngine: Sendable {
             watch.ending = ending
             switch start {
             case .snapshot:
+                let entries = Self.entries(in: state.entries.order, selectedBy: prefixes, readable: readable, limit: budget + 1)
+                guard entries.count <= budget else {
+                    watch.heldFrames = []
+                    state.watches.add(watch)
+                    return WatchCatchUp(
+                        watch: watch,
+                        work: .entries(state.entries.order, kind: .snapshot, revision: state.revision, respondsFirst: true)
+                    )
+                }
                 state.watches.add(watch)
                 subscriber.send([
                     Self.watchResponse(id: id, revision: state.revision),
-                    Self.snapshotFrame(watchID: id, kind: .snapshot, prefixes: prefixes, readable: readable, state: state),
+                    Self.eventFrame(watchID: id, kind: .snapshot, revision: state.revision, entries: entries),
                 ])
                 return nil
             case .now:
@@ -408,46 +484,72 @@ final class StateEngine: Sendable {
                 }
                 watch.heldFrames = []
                 state.watches.add(watch)
+                let through = state.revision
                 watch.startsAfter = revision
-                return WatchReplay(watch: watch, through: state.revision)
+                return WatchCatchUp(watch: watch, work: .replay(through: through))
             }
         }
     }
 
-    /// Reads a started watch's missed revisions from the change log and sends them, followed by
-    /// the live changes held meanwhile.
+    /// Sends a watch what ``beginWatch(id:prefixes:start:readable:ending:subscriber:)`` or
+    /// ``resync(_:)`` left to send, followed by the live changes held meanwhile.
     ///
-    /// - Throws: `compacted` when compaction removed part of the range meanwhile, `unavailable`
-    ///   when the change log cannot be read; the watch is removed then.
-    func replay(_ replay: WatchReplay) async throws(SharedStateError) {
-        let watch = replay.watch
+    /// - Throws: `compacted` when compaction removed part of a replay's range meanwhile,
+    ///   `unavailable` when the change log cannot be read; the watch is removed then.
+    func catchUp(_ catchUp: WatchCatchUp) async throws(SharedStateError) {
+        let watch = catchUp.watch
+        var frames: [ByteBuffer]
+        switch catchUp.work {
+        case .replay(let through):
+            frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter)]
+            frames.append(contentsOf: try await replayedFrames(of: watch, through: through))
+        case .entries(let order, let kind, let revision, let respondsFirst):
+            frames = respondsFirst ? [Self.watchResponse(id: watch.id, revision: revision)] : []
+            do {
+                let event = try await Self.onThreadPool {
+                    Self.eventFrame(
+                        watchID: watch.id,
+                        kind: kind,
+                        revision: revision,
+                        entries: Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable)
+                    )
+                }
+                frames.append(event)
+            } catch {
+                _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
+                throw error
+            }
+        }
+        published.withLock { state in
+            // The frames held meanwhile go out after these, under the lock, so that the next
+            // delivery cannot overtake them.
+            guard let held = state.watches.releaseHeldFrames(id: watch.id, of: watch.subscriber) else { return }
+            watch.subscriber.send(frames + held)
+        }
+    }
+
+    /// The frames of the revisions a watch missed, read back from the change log.
+    private func replayedFrames(of watch: WatchRegistry.Watch, through: UInt64) async throws(SharedStateError) -> [ByteBuffer] {
         let logged: [CommittedRevision]
         do {
-            logged = try await storage.changes(after: watch.startsAfter, through: replay.through)
+            logged = try await storage.changes(after: watch.startsAfter, through: through)
         } catch {
             _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
             throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
         }
         // Compaction may have removed rows since the watch began: a replay must be whole.
-        guard logged.count == Int(replay.through - watch.startsAfter), logged.first?.revision == watch.startsAfter + 1 else {
+        guard logged.count == Int(through - watch.startsAfter), logged.first?.revision == watch.startsAfter + 1 else {
             _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
             logger.notice(
                 "a replay found the change log short",
                 metadata: [
-                    "after": "\(watch.startsAfter)", "through": "\(replay.through)", "read": "\(logged.count)",
+                    "after": "\(watch.startsAfter)", "through": "\(through)", "read": "\(logged.count)",
                     "first": "\(logged.first?.revision ?? 0)", "last": "\(logged.last?.revision ?? 0)",
                 ]
             )
             throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
         }
-        var frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter)]
-        frames.append(contentsOf: logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) })
-        published.withLock { state in
-            // The frames held during the replay go out after it, under the lock, so that the
-            // next delivery cannot overtake them.
-            guard let held = state.watches.releaseHeldFrames(id: watch.id, of: watch.subscriber) else { return }
-            watch.subscriber.send(frames + held)
-        }
+        return logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) }
     }
 
     /// Ends a watch; returns whether it existed.
@@ -460,20 +562,33 @@ final class StateEngine: Sendable {
         published.withLock { $0.watches.removeAll(of: subscriber) }
     }
 
-    /// Sends a resync snapshot to each of `subscriber`'s watches that missed changes while it was
+    /// Sends a resync to each of `subscriber`'s watches that missed changes while it was
     /// backlogged; called when its outbound queue has drained.
-    /// - Returns: How many watches were resynchronised.
-    @discardableResult
-    func resync(_ subscriber: some WatchSubscriber) -> Int {
-        published.withLock { state in
-            guard !subscriber.isBacklogged else { return 0 }
+    ///
+    /// - Returns: How many watches were resynchronised, and the resyncs too large to send under
+    ///   the lock: run each with ``catchUp(_:)``; their watches hold live changes until then.
+    func resync(_ subscriber: some WatchSubscriber) -> (count: Int, large: [WatchCatchUp]) {
+        let budget = configuration.entriesReadInPlace
+        return published.withLock { state in
+            guard !subscriber.isBacklogged else { return (0, []) }
             let owed = state.watches.takeResyncs(of: subscriber)
-            guard !owed.isEmpty else { return 0 }
-            subscriber.send(
-                owed.map { Self.snapshotFrame(watchID: $0.id, kind: .resync, prefixes: $0.prefixes, readable: $0.readable, state: state) }
-            )
+            guard !owed.isEmpty else { return (0, []) }
+            var frames: [ByteBuffer] = []
+            var large: [WatchCatchUp] = []
+            for watch in owed {
+                let entries = Self.entries(in: state.entries.order, selectedBy: watch.prefixes, readable: watch.readable, limit: budget + 1)
+                if entries.count <= budget {
+                    frames.append(Self.eventFrame(watchID: watch.id, kind: .resync, revision: state.revision, entries: entries))
+                } else {
+                    state.watches.holdFrames(id: watch.id, of: subscriber)
+                    let work = WatchCatchUp.Work.entries(
+                        state.entries.order, kind: .resync, revision: state.revision, respondsFirst: false)
+                    large.append(WatchCatchUp(watch: watch, work: work))
+                }
+            }
+            if !frames.isEmpty { subscriber.send(frames) }
             logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
-            return owed.count
+            return (owed.count, large)
         }
     }
 
@@ -549,27 +664,15 @@ final class StateEngine: Sendable {
 
     // MARK: Helpers
 
-    private static func snapshotFrame(
-        watchID: UInt64,
-        kind: Sharedstate_V1_EventKind,
-        prefixes: [String],
-        readable: KeyFilter?,
-        state: Published
-    ) -> ByteBuffer {
-        let entries = entries(in: state.entries, selectedBy: prefixes, readable: readable)
-        return WatchRegistry.eventFrame(
-            watchID: watchID,
-            kind: kind,
-            revision: state.revision,
-            changes: entries.map { Change.put($0).wireValue }
-        )
+    private static func eventFrame(watchID: UInt64, kind: Sharedstate_V1_EventKind, revision: UInt64, entries: [Entry]) -> ByteBuffer {
+        WatchRegistry.eventFrame(watchID: watchID, kind: kind, revision: revision, changes: entries.map { Change.put($0).wireValue })
     }
 
     /// The entries under `prefixes` that `readable` lets through, in byte order of their keys;
-    /// at most `limit`. Found by range in the table's key order, so the cost follows what is
-    /// returned, not the number of keys.
+    /// at most `limit`. Found by range in the key order, so the cost follows what is returned,
+    /// not the number of keys.
     private static func entries(
-        in entries: EntryTable,
+        in order: KeyOrder,
         selectedBy prefixes: [String],
         readable: KeyFilter?,
         limit: Int? = nil
@@ -578,10 +681,19 @@ final class StateEngine: Sendable {
         for prefix in disjointPrefixes(prefixes) {
             let remaining = limit.map { $0 - selected.count }
             if let remaining, remaining <= 0 { break }
-            let found = entries.entries(withPrefix: prefix, limit: remaining) { readable?($0) != false }
+            let found = EntryTable.entries(in: order, withPrefix: prefix, limit: remaining, where: readable)
             selected.append(contentsOf: found.map { $0.entry() })
         }
         return selected
+    }
+
+    /// Runs CPU-bound work (reading a large range of entries, encoding it) on NIO's thread pool.
+    static func onThreadPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(SharedStateError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { work() }
+        } catch {
+            throw SharedStateError(.unavailable, "syncd is shutting down")
+        }
     }
 
     /// `prefixes` without those another one covers (`a/b/` under `a/`), in byte order: their

@@ -116,7 +116,8 @@ struct StoredEntry: Hashable, @unchecked Sendable {
         withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
-    private func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
+    func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let count = Int(buffer.header.keyCount)
         return buffer.withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: count)) }
     }

@@ -87,6 +87,13 @@ struct WatchRegistry {
         return true
     }
 
+    /// Makes a watch hold its live frames until ``releaseHeldFrames(id:of:)``, while what it is
+    /// owed first is made.
+    mutating func holdFrames(id: UInt64, of subscriber: any WatchSubscriber) {
+        let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)
+        if watches[key]?.heldFrames == nil { watches[key]?.heldFrames = [] }
+    }
+
     /// Ends a watch's replay: returns the frames held meanwhile and lets live frames through.
     mutating func releaseHeldFrames(id: UInt64, of subscriber: any WatchSubscriber) -> [ByteBuffer]? {
         let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)

@@ -203,19 +203,26 @@ final class ClientSession {
             case .list(let list):
                 try KeyRules.validatePrefix(list.prefix, limits: limits)
                 try requireSomeRead(under: [list.prefix], access)
-                let result = engine.list(
+                let outcome = engine.list(
                     prefix: list.prefix,
                     limit: list.limit == 0 ? nil : Int(list.limit),
                     readable: readFilter(access)
                 )
-                respond(id) {
-                    $0.list = .with {
-                        $0.entries = result.entries.map(\.wireValue)
-                        $0.revision = result.revision
-                        $0.truncated = result.hasMore
+                switch outcome {
+                case .listed(let listing):
+                    respond(id) { $0.list = Self.listResponse(listing) }
+                    return .next
+                case .tooLarge(let large):
+                    // Read and encoded on the thread pool: a million entries take a second.
+                    let writer = self.writer
+                    return suspend(id) { () async throws(SharedStateError) in
+                        let frame = try await Self.onThreadPool { () throws(SharedStateError) in
+                            Self.responseFrame(id) { $0.list = Self.listResponse(large.read()) }
+                        }
+                        writer.send([frame])
+                        return nil
                     }
                 }
-                return .next
 
             case .watch(let watch):
                 try RequestRules.validateWatchPrefixCount(watch.prefixes.count, limits: limits)
@@ -233,7 +240,7 @@ final class ClientSession {
                     case .afterRevision(let revision): .after(revision)
                     case .snapshot(false), nil: .now
                     }
-                let replay = try engine.beginWatch(
+                let catchUp = try engine.beginWatch(
                     id: id,
                     prefixes: watch.prefixes,
                     start: start,
@@ -241,10 +248,10 @@ final class ClientSession {
                     ending: endingCheck(prefixes: watch.prefixes),
                     subscriber: writer
                 )
-                guard let replay else { return .next }
+                guard let catchUp else { return .next }
                 let engine = self.engine
                 return suspend(id) { () async throws(SharedStateError) in
-                    try await engine.replay(replay)
+                    try await engine.catchUp(catchUp)
                     return nil
                 }
 
@@ -376,6 +383,14 @@ final class ClientSession {
         } catch {
             respond(id) { $0.error = error.wireValue }
             return .next
+        }
+    }
+
+    private static func listResponse(_ listing: StateEngine.Listing) -> Sharedstate_V1_ListResponse {
+        .with {
+            $0.entries = listing.entries.map(\.wireValue)
+            $0.revision = listing.revision
+            $0.truncated = listing.hasMore
         }
     }
 
@@ -559,8 +574,12 @@ final class ClientSession {
     }
 
     private func respond(_ id: UInt64, _ fill: (inout Sharedstate_V1_Response) -> Void) {
-        send(
-            .with {
+        writer.respond(Self.responseFrame(id, fill))
+    }
+
+    private static func responseFrame(_ id: UInt64, _ fill: (inout Sharedstate_V1_Response) -> Void) -> ByteBuffer {
+        Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
                 $0.response = .with {
                     $0.id = id
                     fill(&$0)

@@ -101,7 +101,13 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if let writer, writer.writabilityChanged(isWritable: context.channel.isWritable) {
-            if environment.engine.resync(writer) > 0 { writer.countResync() }
+            let engine = environment.engine
+            let resync = engine.resync(writer)
+            if resync.count > 0 { writer.countResync() }
+            for catchUp in resync.large {
+                // Ends with the connection: its watches are removed, and nothing is sent.
+                _ = requests.run { try? await engine.catchUp(catchUp) }
+            }
         }
         updateReading()
         context.fireChannelWritabilityChanged()
