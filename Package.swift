@@ -143,7 +143,10 @@ let package = Package(
                 .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
             ]
         ),
-        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon"]),
+        .testTarget(
+            name: "SyncDaemonTests",
+            dependencies: ["SyncDaemon", .product(name: "NIOEmbedded", package: "swift-nio")]
+        ),
         // Test targets that use TestStore link IssueReportingTestSupport: that is how its
         // failures reach swift-testing on Linux.
         .testTarget(

@@ -54,14 +54,16 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        let writer = ConnectionWriter(channel: context.channel)
+        let writer = ConnectionWriter(channel: context.channel, watermarks: limits.outboundWatermarks)
         self.writer = writer
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         writer.afterAnswersGoOut { handler.value.updateReading() }
+        writer.whenPacedOutputChanges { handler.value.writabilityChanged() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         writer?.afterAnswersGoOut(nil)
+        writer?.whenPacedOutputChanges(nil)
         self.context = nil
     }
 
@@ -100,6 +102,13 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// The channel's writability, or what the writer sends a piece at a time, changed.
+    private func writabilityChanged() {
+        guard let context else { return }
         if let writer, writer.writabilityChanged(isWritable: context.channel.isWritable) {
             let engine = environment.engine
             let resync = engine.resync(writer)
@@ -110,7 +119,6 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
         }
         updateReading()
-        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -124,8 +132,9 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         phase = .closed
-        // It holds this handler: the connection could never be freed.
+        // They hold this handler: the connection could never be freed.
         writer?.afterAnswersGoOut(nil)
+        writer?.whenPacedOutputChanges(nil)
         waiting.removeAll()
         handshakeTimeout?.cancel()
         drainTimeout?.cancel()

@@ -79,8 +79,7 @@ final class SocketServer: Service {
                 channel.eventLoop.makeCompletedFuture {
                     // Read now, so a reload applies to connections accepted afterwards.
                     let limits = settings.limits
-                    let queueBytes = limits.maxOutboundQueueBytes
-                    try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: queueBytes / 2, high: queueBytes))
+                    try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
                     try channel.pipeline.syncOperations.addHandlers(
                         ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxRequestFrameBytes)),
                         ConnectionHandler(environment: environment, registry: connections, requests: requests, limits: limits)

@@ -1,0 +1,136 @@
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+
+@testable import SyncDaemon
+
+/// Output larger than one piece leaves a connection a piece at a time, in order, with what waits
+/// counted against the connection's queue bound.
+///
+/// Expectations read the writer and the channel into locals first: describing them (as a failed
+/// expectation does) describes an embedded channel's pipeline, which traps in NIO.
+@Suite struct ConnectionWriterTests {
+    private let piece = ConnectionWriter.pieceBytes
+
+    @Test func largeOutputGoesOutInPiecesAndWhatFollowsItKeepsItsPlace() throws {
+        let channel = EmbeddedChannel()
+        let writer = ConnectionWriter(channel: channel, watermarks: .init(low: 1 << 29, high: 1 << 30))
+        let large = Self.bytes(3 * piece + 10, fill: 1)
+        let many = (0..<100).map { Self.bytes(piece / 10, fill: UInt8(2 + $0)) }
+        writer.send([Self.bytes(5, fill: 0)])
+        writer.send([large])
+        writer.send(many)
+        writer.send([Self.bytes(3, fill: 255)])
+        channel.embeddedEventLoop.run()
+
+        let written = try Self.drain(channel)
+        #expect(written.allSatisfy { $0.readableBytes <= piece })
+        #expect(written.count > 10)
+        let expected = [Self.bytes(5, fill: 0), large] + many + [Self.bytes(3, fill: 255)]
+        let (got, want) = (Self.joined(written), Self.joined(expected))
+        #expect(got.count == want.count)
+        #expect(got == want)
+    }
+
+    @Test func onePieceIsInFlightAtATimeAndWhatWaitsCountsAgainstTheQueueBound() throws {
+        let channel = EmbeddedChannel()
+        let socket = SocketStandIn()
+        try channel.pipeline.syncOperations.addHandler(socket)
+        let writer = ConnectionWriter(channel: channel, watermarks: .init(low: piece + 100, high: 2 * piece))
+        let changes = Atomic<Int>(0)
+        writer.whenPacedOutputChanges { changes.add(1, ordering: .relaxed) }
+        func state() -> (inFlight: Int, isWritable: Bool, changes: Int) {
+            channel.embeddedEventLoop.run()
+            return (socket.inFlight, writer.isWritable, changes.load(ordering: .relaxed))
+        }
+
+        writer.send([Self.bytes(4 * piece, fill: 7)])
+        // One piece in the socket's hands; three wait, over the high mark.
+        var now = state()
+        #expect(now == (1, false, 1))
+        var caughtUp = writer.writabilityChanged(isWritable: true)
+        var isBacklogged = writer.isBacklogged
+        #expect(!caughtUp && isBacklogged)
+
+        // Frames made meanwhile wait behind it.
+        writer.send([Self.bytes(10, fill: 8)])
+        now = state()
+        #expect(now == (1, false, 1))
+
+        // Two pieces and ten bytes wait: still above the low mark.
+        socket.completeOne()
+        now = state()
+        #expect(now == (1, false, 1))
+
+        // One piece and ten bytes wait: below it.
+        socket.completeOne()
+        now = state()
+        #expect(now == (1, true, 2))
+        caughtUp = writer.writabilityChanged(isWritable: true)
+        isBacklogged = writer.isBacklogged
+        #expect(caughtUp && !isBacklogged)
+
+        while socket.inFlight > 0 {
+            socket.completeOne()
+            channel.embeddedEventLoop.run()
+        }
+        let expected = [Self.bytes(4 * piece, fill: 7), Self.bytes(10, fill: 8)]
+        #expect(Self.joined(socket.written) == Self.joined(expected))
+    }
+
+    @Test func aClosedConnectionFailsWhatWaits() throws {
+        let channel = EmbeddedChannel()
+        let socket = SocketStandIn()
+        try channel.pipeline.syncOperations.addHandler(socket)
+        let writer = ConnectionWriter(channel: channel, watermarks: .init(low: piece, high: 2 * piece))
+        writer.send([Self.bytes(4 * piece, fill: 7)])
+        writer.sendLastAndClose(Self.bytes(10, fill: 9))
+        channel.embeddedEventLoop.run()
+        socket.failOne()
+        channel.embeddedEventLoop.run()
+        let isWritable = writer.isWritable
+        #expect(isWritable)
+        let isActive = channel.isActive
+        #expect(!isActive)
+    }
+
+    private static func bytes(_ count: Int, fill: UInt8) -> ByteBuffer {
+        ByteBuffer(repeating: fill, count: count)
+    }
+
+    private static func joined(_ buffers: [ByteBuffer]) -> [UInt8] {
+        buffers.flatMap { Array($0.readableBytesView) }
+    }
+
+    private static func drain(_ channel: EmbeddedChannel) throws -> [ByteBuffer] {
+        var written: [ByteBuffer] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+        return written
+    }
+}
+
+/// Stands for a socket that takes writes only when told: it keeps each write and its promise.
+private final class SocketStandIn: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = ByteBuffer
+
+    private(set) var pending: [(ByteBuffer, EventLoopPromise<Void>?)] = []
+    private(set) var written: [ByteBuffer] = []
+
+    /// How many writes it was handed and has not taken.
+    var inFlight: Int { pending.count }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        pending.append((unwrapOutboundIn(data), promise))
+    }
+
+    func completeOne() {
+        let (buffer, promise) = pending.removeFirst()
+        written.append(buffer)
+        promise?.succeed()
+    }
+
+    func failOne() {
+        pending.removeFirst().1?.fail(ChannelError.ioOnClosedChannel)
+    }
+}
