@@ -131,6 +131,19 @@ import Testing
             ])
     }
 
+    @Test func restoreFindsWhatTheBackupLacksWhateverOrderItIsGivenIn() throws {
+        func entry(_ key: String) -> Entry {
+            Entry(key: key, value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1)
+        }
+        let keys = ["b", "a/z", "a/é", "c", "a"]
+        let current = Dictionary(uniqueKeysWithValues: keys.map { ($0, entry($0)) })
+        let plan = try WritePlanner.plan(.restore(entries: [entry("c"), entry("a/é")], currentKeys: keys), revision: 10) {
+            current[$0]
+        }
+        #expect(plan.changes == ["a", "a/z", "b"].map { .delete($0, revision: 10) })
+        #expect(plan.outcome == .restored(revision: 10, puts: 0, deletes: 3))
+    }
+
     @Test func transactionWritingAKeyTwiceIsRefused() {
         #expect {
             try WritePlanner.plan(

@@ -68,18 +68,17 @@ package enum WritePlanner {
             )
 
         case .restore(let entries, let currentKeys):
+            let backup = inByteOrder(entries, by: \.key)
             var changes: [Change] = []
-            var restored = Set<String>()
             // Ephemeral keys of the backup belonged to sessions that are gone.
-            for backup in entries where backup.ephemeralSession == 0 {
-                restored.insert(backup.key)
-                let current = entry(backup.key)
-                if current?.value == backup.value && current?.ephemeralSession == 0 { continue }
+            for restored in backup where restored.ephemeralSession == 0 {
+                let current = entry(restored.key)
+                if current?.value == restored.value && current?.ephemeralSession == 0 { continue }
                 changes.append(
                     .put(
                         Entry(
-                            key: backup.key,
-                            value: backup.value,
+                            key: restored.key,
+                            value: restored.value,
                             version: (current?.version ?? 0) + 1,
                             createRevision: current?.createRevision ?? revision,
                             modRevision: revision
@@ -88,8 +87,12 @@ package enum WritePlanner {
                 )
             }
             let puts = changes.count
-            for key in currentKeys where !restored.contains(key) && entry(key) != nil {
-                changes.append(.delete(key, revision: revision))
+            // The keys of now that the backup lacks: one walk of both, in byte order.
+            var next = backup.startIndex
+            for key in inByteOrder(currentKeys, by: \.self) {
+                while next < backup.endIndex && KeyByteOrder.precedes(backup[next].key, key) { next += 1 }
+                if next < backup.endIndex && backup[next].key == key && backup[next].ephemeralSession == 0 { continue }
+                if entry(key) != nil { changes.append(.delete(key, revision: revision)) }
             }
             return Plan(
                 outcome: .restored(revision: changes.isEmpty ? revision - 1 : revision, puts: puts, deletes: changes.count - puts),
@@ -104,6 +107,13 @@ package enum WritePlanner {
             }
             return Plan(outcome: .expired(revision: changes.isEmpty ? revision - 1 : revision), changes: changes)
         }
+    }
+
+    /// `elements` sorted by the bytes of their keys; as they are when they already are (syncd's
+    /// reads return them so).
+    private static func inByteOrder<Element>(_ elements: [Element], by key: (Element) -> String) -> [Element] {
+        let isSorted = zip(elements, elements.dropFirst()).allSatisfy { !KeyByteOrder.precedes(key($1), key($0)) }
+        return isSorted ? elements : elements.sorted { KeyByteOrder.precedes(key($0), key($1)) }
     }
 
     /// The change one operation makes, after checking its `ifVersion`; nil for the deletion of a

@@ -14,7 +14,8 @@ package enum WriteRequest: Sendable {
     /// sessions of a previous run at start-up.
     case expireEphemeral(session: UInt64?, keys: [String])
     /// Makes the entries equal to `entries`: puts where a value differs, deletes for every other
-    /// key of `currentKeys` (filled in by the engine when it plans the request).
+    /// key of `currentKeys` (filled in by the engine when it plans the request). Both are planned
+    /// in byte order of their keys, cheapest when they come so.
     case restore(entries: [Entry], currentKeys: [String] = [])
 
     /// One operation inside a transaction.

@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 /// The entries of an ``EntryTable`` in byte order of their keys, so that the keys under a prefix
 /// are found without looking at any other: a list, snapshot or resync costs what it returns.
@@ -100,14 +101,6 @@ struct KeyOrder: Sendable {
         return (chunk, position)
     }
 
-    /// Whether `a` sorts before `b` by their bytes, as SQLite's BINARY collation and the
-    /// protocol's list order do.
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in b.withUTF8 { b in compare(a, b) < 0 } }
-    }
-
     private static func compare(_ a: StoredEntry, _ b: StoredEntry) -> Int {
         a.withKeyBytes { a in b.withKeyBytes { b in compare(a, b) } }
     }
@@ -116,14 +109,8 @@ struct KeyOrder: Sendable {
         a.withKeyBytes { compare($0, b) }
     }
 
-    /// The bytes of `a` against those of `b`: negative, zero or positive.
     private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        let common = min(a.count, b.count)
-        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
-            let result = memcmp(left, right, common)
-            if result != 0 { return Int(result) }
-        }
-        return a.count - b.count
+        KeyByteOrder.compare(a, b)
     }
 
     /// The first index in `range` for which `isAtOrAfter` holds, which holds for every index

@@ -116,6 +116,17 @@ struct StoredEntry: Hashable, @unchecked Sendable {
         withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// Whether the value's bytes are those of `value`.
+    func hasValue(_ value: Data) -> Bool {
+        let header = buffer.header
+        guard Int(header.valueCount) == value.count else { return false }
+        return buffer.withUnsafeMutablePointerToElements { elements in
+            value.withUnsafeBytes { other in
+                other.isEmpty || memcmp(elements + Int(header.keyCount), other.baseAddress!, other.count) == 0
+            }
+        }
+    }
+
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let count = Int(buffer.header.keyCount)

@@ -1,0 +1,54 @@
+import Foundation
+import SharedStateWire
+
+/// The part of a restore worth planning: the backup's entries that may differ from the state, and
+/// the state's keys the backup may lack. Found in one walk of both in byte order, comparing bytes,
+/// so a restore of a million keys that changes ten costs the writer no lookup and no allocation per
+/// unchanged key; `WritePlanner` then plans only the candidates.
+enum RestoreCandidates {
+    /// The candidates among `backup` and the entries of `order`. `written` are the keys the writes
+    /// planned before the restore in the same batch wrote: always candidates, since `order` does
+    /// not show them yet.
+    static func find(
+        in backup: [Entry], against order: KeyOrder, written: Set<String>
+    ) -> (entries: [Entry], currentKeys: [String]) {
+        let backup = isInByteOrder(backup) ? backup : backup.sorted { KeyByteOrder.precedes($0.key, $1.key) }
+        var entries: [Entry] = []
+        var currentKeys: [String] = []
+        var next = backup.startIndex
+        order.forEach(withPrefix: "") { stored in
+            stored.withKeyBytes { key in
+                while next < backup.endIndex, compare(backup[next].key, key) < 0 {
+                    if backup[next].ephemeralSession == 0 { entries.append(backup[next]) }
+                    next += 1
+                }
+                let isWritten = !written.isEmpty && written.contains(stored.key)
+                guard next < backup.endIndex, compare(backup[next].key, key) == 0 else {
+                    if !isWritten { currentKeys.append(stored.key) }
+                    return
+                }
+                let restored = backup[next]
+                next += 1
+                if restored.ephemeralSession != 0 {
+                    // Its session is gone: the key goes.
+                    if !isWritten { currentKeys.append(stored.key) }
+                } else if isWritten || stored.ephemeralSession != 0 || !stored.hasValue(restored.value) {
+                    entries.append(restored)
+                }
+            }
+            return true
+        }
+        entries.append(contentsOf: backup[next...].filter { $0.ephemeralSession == 0 })
+        currentKeys.append(contentsOf: written)
+        return (entries, currentKeys)
+    }
+
+    private static func isInByteOrder(_ backup: [Entry]) -> Bool {
+        zip(backup, backup.dropFirst()).allSatisfy { !KeyByteOrder.precedes($1.key, $0.key) }
+    }
+
+    private static func compare(_ key: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var key = key
+        return key.withUTF8 { KeyByteOrder.compare($0, bytes) }
+    }
+}
