@@ -25,11 +25,20 @@ struct BenchPutCommand: AsyncParsableCommand {
     @Option(help: "Distinct keys written (bench/0 … bench/K-1).")
     var keys = 1000
 
+    @Option(
+        help: """
+            Puts per second across all connections, each sent when it is due and timed from then, so \
+            that a stall counts for every put it delays. Default: as fast as answers come.
+            """
+    )
+    var rate: Int?
+
     func validate() throws {
         for (name, value) in [("connections", connections), ("pipeline", pipeline), ("count", count), ("keys", keys)] where value < 1 {
             throw ValidationError("--\(name) must be at least 1")
         }
         if valueSize < 16 { throw ValidationError("--value-size must be at least 16") }
+        if let rate, rate < 1 { throw ValidationError("--rate must be at least 1") }
     }
 
     func run() async throws {
@@ -45,12 +54,19 @@ struct BenchPutCommand: AsyncParsableCommand {
             for worker in 0..<workers {
                 let client = clients[worker % connections]
                 let operations = perWorker + (worker < remainder ? 1 : 0)
-                let keys = self.keys
+                let (keys, rate) = (self.keys, self.rate)
                 group.addTask {
                     var samples = LatencyHistogram()
                     for index in 0..<operations {
-                        let key = "bench/\((worker + index * workers) % keys)"
-                        let sent = MonotonicClock.nanoseconds
+                        let sequence = worker + index * workers
+                        let key = "bench/\(sequence % keys)"
+                        var sent = MonotonicClock.nanoseconds
+                        if let rate {
+                            // Timed from when it was due: a put held up by the one before waited too.
+                            let due = started + UInt64(sequence) * 1_000_000_000 / UInt64(rate)
+                            if due > sent { try await Task.sleep(for: .nanoseconds(due - sent)) }
+                            sent = due
+                        }
                         try await client.put(key, value: value)
                         samples.record(nanoseconds: MonotonicClock.nanoseconds - sent)
                     }
@@ -64,14 +80,14 @@ struct BenchPutCommand: AsyncParsableCommand {
         if options.json {
             print(
                 JSONObject().number("ops_per_sec", Int(rate.rounded())).number("p50_us", latencies.p50)
-                    .number("p99_us", latencies.p99).number("p999_us", latencies.p999).rendered
+                    .number("p99_us", latencies.p99).number("p999_us", latencies.p999).number("max_us", latencies.max).rendered
             )
         } else {
             print(
                 """
-                put: \(latencies.count) puts of \(valueSize) B, \(connections) connections × pipeline \(pipeline), \(keys) keys
+                put: \(latencies.count) puts of \(valueSize) B, \(connections) connections × pipeline \(pipeline)\(self.rate.map { ", paced at \($0)/s" } ?? ""), \(keys) keys
                   \(Int(rate)) puts/s (durable: each acknowledged after its commit)
-                  latency p50 \(latencies.p50) µs, p99 \(latencies.p99) µs, p99.9 \(latencies.p999) µs
+                  latency p50 \(latencies.p50) µs, p99 \(latencies.p99) µs, p99.9 \(latencies.p999) µs, max \(latencies.max) µs
                 """
             )
         }

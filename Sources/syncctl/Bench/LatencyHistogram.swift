@@ -7,7 +7,7 @@ struct LatencyHistogram: Codable, Sendable {
 
     /// Records one latency given in nanoseconds.
     mutating func record(nanoseconds: UInt64) {
-        _ = histogram.record(max(1, nanoseconds / 1000))
+        _ = histogram.record(Swift.max(1, nanoseconds / 1000))
     }
 
     mutating func add(_ other: LatencyHistogram) {
@@ -24,4 +24,6 @@ struct LatencyHistogram: Codable, Sendable {
     var p50: UInt64 { microseconds(at: 50) }
     var p99: UInt64 { microseconds(at: 99) }
     var p999: UInt64 { microseconds(at: 99.9) }
+    /// The longest latency recorded, in microseconds.
+    var max: UInt64 { count == 0 ? 0 : histogram.max }
 }
