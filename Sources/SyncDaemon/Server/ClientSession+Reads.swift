@@ -1,0 +1,82 @@
+import Foundation
+import NIOCore
+import SharedStateWire
+
+/// Requests answered from the committed state or the change log: get, list, status, history.
+extension ClientSession {
+    /// Answers a get at once from the committed state.
+    func get(_ get: Sharedstate_V1_GetRequest, _ call: Call) throws(SharedStateError) -> Step {
+        let (id, limits, access) = (call.id, call.limits, call.access)
+        try KeyRules.validateKey(get.key, limits: limits)
+        try requireRead(get.key, access)
+        let (entry, revision) = engine.entry(get.key)
+        guard let entry else { throw RequestRules.notFound(get.key) }
+        respond(id) {
+            $0.get = .with {
+                $0.entry = entry.wireValue
+                $0.revision = revision
+            }
+        }
+        return .next
+    }
+
+    /// Answers a list: at once when it is small, else read and encoded on the thread pool.
+    func list(_ list: Sharedstate_V1_ListRequest, _ call: Call) throws(SharedStateError) -> Step {
+        let (id, limits, access) = (call.id, call.limits, call.access)
+        try KeyRules.validatePrefix(list.prefix, limits: limits)
+        try requireSomeRead(under: [list.prefix], access)
+        let outcome = engine.list(
+            prefix: list.prefix,
+            limit: list.limit == 0 ? nil : Int(list.limit),
+            readable: readFilter(access)
+        )
+        switch outcome {
+        case .listed(let listing):
+            respond(id) { $0.list = Self.listResponse(listing) }
+            return .next
+        case .tooLarge(let large):
+            // Read and encoded on the thread pool: a million entries take a second.
+            let writer = self.writer
+            return suspend(id) { () async throws(SharedStateError) in
+                let frame = try await Self.onThreadPool { () throws(SharedStateError) in
+                    Self.responseFrame(id) { $0.list = Self.listResponse(large.read()) }
+                }
+                writer.send([frame])
+                return nil
+            }
+        }
+    }
+
+    /// Answers `status`.
+    func status(_ call: Call) -> Step {
+        let id = call.id
+        let status = environment.status()
+        respond(id) { $0.status = status }
+        return .next
+    }
+
+    /// Answers a key's history, read from the change log off the event loop.
+    func history(_ history: Sharedstate_V1_HistoryRequest, _ call: Call) throws(SharedStateError) -> Step {
+        let (id, limits, access) = (call.id, call.limits, call.access)
+        try KeyRules.validateKey(history.key, limits: limits)
+        try requireRead(history.key, access)
+        let (engine, key, limit) = (self.engine, history.key, history.limit == 0 ? nil : Int(history.limit))
+        return suspend(id) { () async throws(SharedStateError) in
+            let result = try await engine.history(of: key, limit: limit)
+            return .history(
+                .with {
+                    $0.changes = result.changes.map(\.wireValue)
+                    $0.compactedRevision = result.compactedRevision
+                }
+            )
+        }
+    }
+
+    private static func listResponse(_ listing: StateEngine.Listing) -> Sharedstate_V1_ListResponse {
+        .with {
+            $0.entries = listing.entries.map(\.wireValue)
+            $0.revision = listing.revision
+            $0.truncated = listing.hasMore
+        }
+    }
+}
