@@ -12,6 +12,10 @@ import Synchronization
 /// ``materialize()``: a key written a thousand times between two batches is written to `entries`
 /// once. Until then the log after `entries_revision` holds what `entries` lacks, and ``load()``
 /// replays it.
+///
+/// This file opens, loads, commits and materialises; `+ChangeLog` reads and compacts the log,
+/// `+Backup` copies the database out and reads a copy back in, `+Checkpoint` keeps the
+/// write-ahead log small.
 final class Storage: Sendable {
     /// When the entries changed by commits are written to the `entries` table.
     struct MaterializationPolicy: Sendable {
@@ -41,9 +45,9 @@ final class Storage: Sendable {
     let path: String
     /// What a commit survives; see ``Durability``.
     let durability: Durability
-    private let pool: DatabasePool
+    let pool: DatabasePool
     /// The connection `checkpoint()` uses, opened on first use.
-    private let checkpointer = Mutex<DatabaseQueue?>(nil)
+    let checkpointer = Mutex<DatabaseQueue?>(nil)
     private let materialization: MaterializationPolicy
     private let unmaterialized = Mutex(Unmaterialized())
 
@@ -236,7 +240,7 @@ final class Storage: Sendable {
 
     /// The entries as of the last revision the database holds: the `entries` table, then the log
     /// after `entries_revision` replayed over it.
-    private static func readState(_ db: Database) throws
+    static func readState(_ db: Database) throws
         -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
@@ -284,117 +288,6 @@ final class Storage: Sendable {
         return (entries, revision, (replayed, replayedRevisions))
     }
 
-    /// Removes the change log up to and including `revision` and records it as compacted. Rows
-    /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
-    /// nothing reads them meanwhile.
-    ///
-    /// The rows go in transactions of `chunk` rows, so a large compaction never holds the
-    /// database's write lock for long: commits, which may be made on an event loop, wait at most
-    /// one chunk.
-    func compact(through revision: UInt64, chunk: Int = 10_000) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
-                arguments: [Int64(revision)]
-            )
-        }
-        while true {
-            let deleted = try await pool.write { db in
-                try db.execute(
-                    sql: """
-                        DELETE FROM changes WHERE revision IN (
-                            SELECT revision FROM changes
-                            WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'entries_revision'))
-                            ORDER BY revision LIMIT ?)
-                        """,
-                    arguments: [Int64(revision), chunk]
-                )
-                return db.changesCount
-            }
-            if deleted < chunk { return }
-        }
-    }
-
-    /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
-    /// nil). Reads the log from the newest revision back, so it costs the length of the log.
-    func history(of key: String, limit: Int?) async throws -> [Change] {
-        try await pool.read { db in
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT body FROM changes WHERE revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
-                    ORDER BY revision DESC
-                    """
-            )
-            var found: [Change] = []
-            while let row = try rows.next() {
-                let revision = try CommittedRevision(logRecord: row[0])
-                found.append(contentsOf: revision.changes.filter { $0.key == key })
-                if let limit, found.count >= limit { break }
-            }
-            return found.reversed()
-        }
-    }
-
-    /// Writes a consistent copy of the database to `path` with SQLite's online backup (one step,
-    /// under one read transaction) and returns the revision it holds.
-    func backup(to path: String) async throws -> UInt64 {
-        let destination = try DatabaseQueue(path: path)
-        defer { try? destination.close() }
-        try await pool.read { db in
-            try destination.writeWithoutTransaction { try db.backup(to: $0) }
-        }
-        return try await destination.read { db in
-            // The log may hold revisions after the last materialised one.
-            max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
-        }
-    }
-
-    /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The
-    /// file is modified by the migration: pass a copy.
-    ///
-    /// - Throws: `invalidArgument` when the file is not a syncd database, or is from a newer syncd.
-    static func entries(inBackup path: String) throws(SharedStateError) -> [Entry] {
-        do {
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            let migrator = StorageMigrations.migrator
-            let (applied, isSuperseded) = try queue.read { db in
-                (try migrator.appliedIdentifiers(db), try migrator.hasBeenSuperseded(db))
-            }
-            guard let first = migrator.migrations.first, applied.contains(first) else {
-                throw SharedStateError(.invalidArgument, "the file is not a syncd database")
-            }
-            if isSuperseded {
-                throw SharedStateError(.invalidArgument, "the backup was written by a newer syncd")
-            }
-            try migrator.migrate(queue)
-            return try queue.read { db in
-                try readState(db).entries.entries(withPrefix: "").map { $0.entry() }
-            }
-        } catch let error as SharedStateError {
-            throw error
-        } catch {
-            throw SharedStateError(.invalidArgument, "the file is not a usable syncd backup: \(describe(error))")
-        }
-    }
-
-    /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
-    func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
-        try await pool.read { db in
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT body FROM changes WHERE revision > ? AND revision <= ? ORDER BY revision",
-                arguments: [Int64(revision), Int64(lastRevision)]
-            )
-            var result: [CommittedRevision] = []
-            while let row = try rows.next() {
-                result.append(try CommittedRevision(logRecord: row[0]))
-            }
-            return result
-        }
-    }
-
     /// The size of the database and its write-ahead log, in bytes.
     var fileSize: UInt64 {
         [path, path + "-wal"].reduce(0) { total, file in
@@ -407,33 +300,6 @@ final class Storage: Sendable {
     func writerPragma(_ name: String) throws -> String? {
         try pool.writeWithoutTransaction { db in
             try String.fetchOne(db, sql: "PRAGMA \(name)")
-        }
-    }
-
-    /// Copies committed pages from the write-ahead log into the database file without waiting for
-    /// the writer or readers, on a connection of its own, so commits go on meanwhile. Once the log
-    /// holds `restartFrames` pages that are all copied, restarts it from its beginning on the
-    /// writer's connection (quick: nothing is left to copy), which is what keeps it small.
-    /// Returns false when the database was busy and nothing was done.
-    @discardableResult
-    func checkpoint(restartFrames: Int = 8192) async throws -> Bool {
-        let checkpointer = try checkpointConnection()
-        let result = try await checkpointer.writeWithoutTransaction { db -> (walFrameCount: Int, checkpointedFrameCount: Int)? in
-            do {
-                return try db.checkpoint(.passive)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-                return nil
-            }
-        }
-        guard let result else { return false }
-        guard result.walFrameCount >= restartFrames, result.checkpointedFrameCount == result.walFrameCount else { return true }
-        return try await pool.writeWithoutTransaction { db in
-            do {
-                _ = try db.checkpoint(.restart)
-                return true
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-                return false
-            }
         }
     }
 
@@ -450,29 +316,17 @@ final class Storage: Sendable {
         try pool.close()
     }
 
-    private func checkpointConnection() throws -> DatabaseQueue {
-        try checkpointer.withLock { checkpointer in
-            if let checkpointer { return checkpointer }
-            var configuration = Configuration()
-            configuration.label = "syncd-checkpoint"
-            configuration.busyMode = .immediateError
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            checkpointer = queue
-            return queue
-        }
-    }
-
     /// The error of a failed call to the C API, with SQLite's message.
     private static func error(_ code: Int32, _ db: Database) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
     }
 
-    private static func meta(_ name: String, _ db: Database) throws -> UInt64 {
+    static func meta(_ name: String, _ db: Database) throws -> UInt64 {
         let value = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) ?? 0
         return UInt64(value)
     }
 
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         if let error = error as? DatabaseError {
             return [error.message, error.resultCode.description].compactMap { $0 }.joined(separator: ": ")
         }
