@@ -11,7 +11,8 @@ extension AccessPolicy {
     /// Reads and checks a policy file (see ``AccessPolicy``).
     ///
     /// - Throws: ``DaemonStartError`` naming the file, the line and the problem: invalid JSON, an
-    ///   unknown field, an unknown user or group, a malformed prefix.
+    ///   unknown field, a field of the wrong type, an unknown user or group, a malformed prefix, a
+    ///   grant that names nobody or grants nothing.
     static func load(path: String, daemonUser: uid_t = getuid()) throws(DaemonStartError) -> AccessPolicy {
         let data: Data
         do {
@@ -19,106 +20,134 @@ extension AccessPolicy {
         } catch {
             throw DaemonStartError("cannot read policy file \(path): \(error.localizedDescription)")
         }
-        let text = String(decoding: data, as: UTF8.self)
-        func failure(_ message: String, near needle: String? = nil, occurrence: Int = 0) -> DaemonStartError {
-            let line = needle.flatMap { Self.line(of: $0, in: text, occurrence: occurrence) }
-            return DaemonStartError("policy file \(path)\(line.map { ", line \($0)" } ?? ""): \(message)")
-        }
-
-        let root: Any
         do {
-            root = try JSONSerialization.jsonObject(with: data)
+            // Its messages say where the syntax breaks; the decoder's do not.
+            _ = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw failure("not valid JSON (\(Self.describe(error)))")
+            throw Self.failure(path, nil, "not valid JSON (\(Self.reason(error)))")
         }
-        guard let object = root as? [String: Any] else { throw failure("the top level must be an object with \"grants\"") }
-        for key in object.keys where key != "grants" {
-            throw failure("unknown field \"\(key)\" (only \"grants\" is allowed)", near: "\"\(key)\"")
+        let document: PolicyDocument
+        do {
+            let decoder = JSONDecoder()
+            decoder.allowsJSON5 = false
+            document = try decoder.decode(PolicyDocument.self, from: data)
+        } catch let error as DecodingError {
+            let lines = JSONLines(String(decoding: data, as: UTF8.self))
+            let (message, codingPath) = Self.describe(error)
+            throw Self.failure(path, lines.line(of: codingPath), message)
+        } catch {
+            throw Self.failure(path, nil, "not valid JSON (\(error))")
         }
-        guard let entries = object["grants"] as? [Any] else { throw failure("\"grants\" must be an array of grants", near: "\"grants\"") }
 
+        // The rest is checked grant by grant; a problem names the line of what it is about.
+        var lines: JSONLines?
+        func failure(_ message: String, at codingPath: [any CodingKey]) -> DaemonStartError {
+            if lines == nil { lines = JSONLines(String(decoding: data, as: UTF8.self)) }
+            return Self.failure(path, lines?.line(of: codingPath), message)
+        }
         var grants: [Grant] = []
-        for (index, entry) in entries.enumerated() {
-            guard let fields = entry as? [String: Any] else {
-                throw failure("grant \(index + 1) must be an object", near: "{", occurrence: index + 1)
-            }
-            let near = "\"prefix\""
-            for key in fields.keys where !["prefix", "users", "groups", "read", "write"].contains(key) {
-                throw failure("grant \(index + 1) has an unknown field \"\(key)\"", near: "\"\(key)\"")
-            }
-            guard let prefix = fields["prefix"] as? String else {
-                throw failure("grant \(index + 1) needs a \"prefix\" string (\"\" for every key)", near: near, occurrence: index)
+        for (index, entry) in document.grants.enumerated() {
+            let grant = "grant \(index + 1)"
+            let place: [any CodingKey] = [JSONLines.Key("grants"), JSONLines.Key(index)]
+            guard let prefix = entry.prefix else {
+                throw failure("\(grant) needs a \"prefix\" string (\"\" for every key)", at: place)
             }
             do throws(SharedStateError) {
                 try KeyRules.validatePrefix(prefix)
             } catch {
-                throw failure("grant \(index + 1): \(error.message)", near: near, occurrence: index)
+                throw failure("\(grant): \(error.message)", at: place + [JSONLines.Key("prefix")])
             }
-            let users = try Self.ids(fields["users"], grant: index + 1, kind: "user", text: text, failure: failure) { name in
-                getpwnam(name).map { $0.pointee.pw_uid }
-            }
-            let groups = try Self.ids(fields["groups"], grant: index + 1, kind: "group", text: text, failure: failure) { name in
-                getgrnam(name).map { $0.pointee.gr_gid }
-            }
-            var access: [String: Bool] = [:]
-            for key in ["read", "write"] {
-                guard let value = fields[key] else { continue }
-                guard let flag = value as? Bool else {
-                    throw failure("grant \(index + 1): \"\(key)\" must be true or false", near: "\"\(key)\"")
+            var ids: [String: Set<UInt32>] = [:]
+            for (kind, members) in [("user", entry.users), ("group", entry.groups)] {
+                for (position, member) in (members ?? []).enumerated() {
+                    switch member {
+                    case .id(let id):
+                        ids[kind, default: []].insert(id)
+                    case .name(let name):
+                        guard let id = kind == "user" ? Self.userID(name) : Self.groupID(name) else {
+                            let at = place + [JSONLines.Key(kind + "s"), JSONLines.Key(position)]
+                            throw failure("\(grant): unknown \(kind) \"\(name)\"", at: at)
+                        }
+                        ids[kind, default: []].insert(id)
+                    }
                 }
-                access[key] = flag
             }
+            let (users, groups) = (ids["user"] ?? [], ids["group"] ?? [])
             if users.isEmpty && groups.isEmpty {
-                throw failure("grant \(index + 1) names no \"users\" and no \"groups\"", near: near, occurrence: index)
+                throw failure("\(grant) names no \"users\" and no \"groups\"", at: place)
             }
-            if access["read"] != true && access["write"] != true {
-                throw failure("grant \(index + 1) grants neither \"read\" nor \"write\"", near: near, occurrence: index)
+            let (read, write) = (entry.read == true, entry.write == true)
+            if !read && !write {
+                throw failure("\(grant) grants neither \"read\" nor \"write\"", at: place)
             }
-            grants.append(Grant(prefix: prefix, users: users, groups: groups, read: access["read"] == true, write: access["write"] == true))
+            grants.append(Grant(prefix: prefix, users: users, groups: groups, read: read, write: write))
         }
         return AccessPolicy(grants: grants, administrators: [0, daemonUser])
     }
 
-    private static func ids(
-        _ value: Any?,
-        grant: Int,
-        kind: String,
-        text: String,
-        failure: (String, String?, Int) -> DaemonStartError,
-        lookUp: (String) -> UInt32?
-    ) throws(DaemonStartError) -> Set<UInt32> {
-        guard let value else { return [] }
-        guard let list = value as? [Any] else {
-            throw failure("grant \(grant): \"\(kind)s\" must be a list of names or numbers", "\"\(kind)s\"", 0)
+    private static func failure(_ path: String, _ line: Int?, _ message: String) -> DaemonStartError {
+        DaemonStartError("policy file \(path)\(line.map { ", line \($0)" } ?? ""): \(message)")
+    }
+
+    private static func userID(_ name: String) -> uid_t? {
+        getpwnam(name).map { $0.pointee.pw_uid }
+    }
+
+    private static func groupID(_ name: String) -> gid_t? {
+        getgrnam(name).map { $0.pointee.gr_gid }
+    }
+
+    /// A decoding error as a sentence about the policy file, and the path of what it is about.
+    private static func describe(_ error: DecodingError) -> (String, [any CodingKey]) {
+        switch error {
+        case .dataCorrupted(let context) where context.underlyingError != nil || context.codingPath.isEmpty:
+            let reason = context.underlyingError.map { Self.reason($0) } ?? context.debugDescription
+            return ("not valid JSON (\(reason))", context.codingPath)
+        case .dataCorrupted(let context):
+            return ("\(Self.place(context.codingPath.dropLast())): \(context.debugDescription)", context.codingPath)
+        case .keyNotFound(let key, let context) where context.codingPath.isEmpty:
+            return ("the top level must be an object with \"\(key.stringValue)\"", context.codingPath)
+        case .keyNotFound(let key, let context):
+            return ("\(Self.place(context.codingPath)) needs \"\(key.stringValue)\"", context.codingPath)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return ("\(Self.place(context.codingPath)) must be \(Self.expected(at: context.codingPath))", context.codingPath)
+        @unknown default:
+            return ("\(error)", [])
         }
-        var ids = Set<UInt32>()
-        for item in list {
-            if let name = item as? String {
-                guard let id = lookUp(name) else { throw failure("grant \(grant): unknown \(kind) \"\(name)\"", "\"\(name)\"", 0) }
-                ids.insert(id)
-            } else if let number = item as? NSNumber, let id = UInt32(exactly: number.doubleValue) {
-                ids.insert(id)
+    }
+
+    /// Where `codingPath` points, in the file's own terms: `grant 2: "users"`.
+    private static func place(_ codingPath: some Collection<any CodingKey>) -> String {
+        var words: [String] = []
+        var path = Array(codingPath)
+        if path.first?.stringValue == "grants" {
+            path.removeFirst()
+            if let index = path.first?.intValue {
+                path.removeFirst()
+                words.append("grant \(index + 1)")
             } else {
-                throw failure("grant \(grant): \"\(kind)s\" must hold names or numbers, not \(item)", "\"\(kind)s\"", 0)
+                words.append("\"grants\"")
             }
         }
-        return ids
+        if let field = path.first(where: { $0.intValue == nil }) { words.append("\"\(field.stringValue)\"") }
+        return words.isEmpty ? "the top level" : words.joined(separator: ": ")
     }
 
-    /// The 1-based line of the `occurrence`-th (0-based) appearance of `needle` in `text`.
-    private static func line(of needle: String, in text: String, occurrence: Int) -> Int? {
-        var searchStart = text.startIndex
-        var found: Range<String.Index>?
-        for _ in 0...occurrence {
-            guard let range = text.range(of: needle, range: searchStart..<text.endIndex) else { return nil }
-            found = range
-            searchStart = range.upperBound
+    /// What the value at `codingPath` has to be.
+    private static func expected(at codingPath: [any CodingKey]) -> String {
+        let names = codingPath.filter { $0.intValue == nil }.map(\.stringValue)
+        switch (names.last, codingPath.last?.intValue != nil) {
+        case (nil, _): return "an object with \"grants\""
+        case ("grants", false): return "an array of grants"
+        case ("grants", true): return "an object"
+        case ("users", _), ("groups", _): return "a list of names or numbers"
+        case ("read", _), ("write", _): return "true or false"
+        case ("prefix", _): return "a string"
+        default: return "of another type"
         }
-        guard let found else { return nil }
-        return text[..<found.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    private static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         return (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
     }

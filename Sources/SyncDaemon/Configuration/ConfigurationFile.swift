@@ -29,6 +29,17 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         public var maxWatchesPerConnection: Int?
         public var maxWritesInFlightPerConnection: Int?
         public var handshakeTimeoutSeconds: Int?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case maxKeyBytes, maxValueBytes, maxValueDepth, maxRequestFrameBytes, maxTransactionOperations
+            case maxWatchPrefixes, maxOutboundQueueBytes, maxConnections, maxConnectionsPerUser
+            case maxUnauthenticatedConnections, reservedAdministratorConnections, maxWatchesPerConnection
+            case maxWritesInFlightPerConnection, handshakeTimeoutSeconds
+        }
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case logLevel, limits
     }
 
     /// trace, debug, info, notice, warning, error or critical.
@@ -55,10 +66,13 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             throw DaemonStartError(
                 "configuration file \(path) is not valid JSON: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)")
         } catch let DecodingError.typeMismatch(_, context) {
-            throw DaemonStartError("configuration file \(path): \(Self.field(context)) has the wrong type")
+            let line = JSONLines(String(decoding: data, as: UTF8.self)).line(of: context.codingPath)
+            let place = line.map { ", line \($0)" } ?? ""
+            throw DaemonStartError("configuration file \(path)\(place): \(Self.field(context)) has the wrong type")
         } catch {
             throw DaemonStartError("configuration file \(path): \(error)")
         }
+        try refuseUnknownFields(in: data, path: path)
         _ = try file.level(path: path)
         _ = try file.applied(to: Limits(), path: path)
         return file
@@ -106,6 +120,25 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
             result[keyPath: keyPath] = value
         }
         return result
+    }
+
+    /// A misspelt field would otherwise be ignored without a word, its default kept.
+    private static func refuseUnknownFields(in data: Data, path: String) throws(DaemonStartError) {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
+        let sections: [(String?, [String: Any], [String])] = [
+            (nil, object, CodingKeys.allCases.map(\.rawValue)),
+            ("limits", object["limits"] as? [String: Any] ?? [:], LimitsSection.CodingKeys.allCases.map(\.rawValue)),
+        ]
+        for (section, fields, allowed) in sections {
+            for name in fields.keys.sorted() where !allowed.contains(name) {
+                let keys = [section, name].compactMap { $0 }.map { JSONLines.Key($0) }
+                let line = JSONLines(String(decoding: data, as: UTF8.self)).line(of: keys)
+                let field = [section, name].compactMap { $0 }.joined(separator: ".")
+                throw DaemonStartError(
+                    "configuration file \(path)\(line.map { ", line \($0)" } ?? ""): unknown field \"\(field)\" (allowed: \(allowed.joined(separator: ", ")))"
+                )
+            }
+        }
     }
 
     private static func field(_ context: DecodingError.Context) -> String {
