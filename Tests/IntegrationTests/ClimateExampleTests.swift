@@ -58,7 +58,7 @@ import Testing
         panel.signal(SIGTERM)
         #expect(try await thermostat.waitForExit() == 0)
         #expect(try await panel.waitForExit() == 0)
-        #expect(thermostat.stderr.contains("stopping on signal 15"))
+        #expect(thermostat.stderr.contains("stopping on SIGTERM or SIGINT"))
         try await daemon.stop()
     }
 

@@ -2,11 +2,15 @@ import Dependencies
 import FeatureStore
 import Foundation
 import Logging
+import ServiceLifecycle
 import SyncClient
-import UnixSignals
+import Synchronization
 
 /// Runs one feature as a process: connects to syncd, runs the feature's store with that
 /// connection as `@Dependency(\.sharedState)`, and stops cleanly on SIGTERM or SIGINT.
+///
+/// The feature runs as the one service of a service-lifecycle `ServiceGroup`, whose graceful
+/// shutdown the signals trigger.
 ///
 /// ```swift
 /// @main struct ThermostatProcess {
@@ -25,8 +29,8 @@ import UnixSignals
 public struct FeatureHost: Sendable {
     /// Why ``run(initialState:reducer:start:stop:exitWhenIdle:)`` returned.
     public enum Ending: Sendable, Equatable {
-        /// SIGTERM or SIGINT arrived.
-        case signal(Int32)
+        /// SIGTERM or SIGINT arrived: its service group shut down gracefully.
+        case shutdown
         /// Every effect finished (with `exitWhenIdle`).
         case idle
         /// The connection to syncd closed for good.
@@ -69,43 +73,67 @@ public struct FeatureHost: Sendable {
     @discardableResult
     public func run<R: Reducer>(
         initialState: R.State,
-        reducer: () -> R,
+        reducer: @escaping () -> R,
         start: R.Action? = nil,
         stop: R.Action? = nil,
         exitWhenIdle: Bool = false
     ) async throws -> Ending {
-        let latch = SignalLatch()
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
-        let listener = Task {
-            for await signal in signals { latch.fire(signal.rawValue) }
+        let ending = Mutex<Ending?>(nil)
+        let hosted = HostedFeature(host: self) { @MainActor client in
+            let logger = self.logger
+            let store = Store(initialState: initialState, reducer: { reducer().logActions(to: logger) }) {
+                $0.sharedState = client
+            }
+            if let start { store.send(start) }
+            let result = await Self.waitForTheEnd(of: client, idle: exitWhenIdle ? store.idleWaiter() : nil)
+            switch result {
+            case .shutdown: logger.info("stopping on SIGTERM or SIGINT")
+            case .idle: logger.info("finished: no work left")
+            case .disconnected: logger.error("syncd closed the connection for good")
+            }
+            if let stop, result != .disconnected {
+                await store.send(stop).finish()
+            }
+            store.shutDown()
+            ending.withLock { $0 = result }
         }
-        defer { listener.cancel() }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: hosted, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        return ending.withLock { $0 } ?? .shutdown
+    }
 
-        guard let client = try await connect(unlessSignalled: latch) else {
-            logger.info("stopping on signal \(latch.signal ?? 0) before connecting")
-            return .signal(latch.signal ?? 0)
-        }
-        logger.info("connected to syncd at \(client.socketPath) as session \(client.sessionID)")
-        let logger = self.logger
-        let store = Store(initialState: initialState, reducer: { reducer().logActions(to: logger) }) {
-            $0.sharedState = client
-        }
-        if let start { store.send(start) }
-
-        let waitUntilIdle = store.idleWaiter()
-        let ending = await withTaskGroup(of: Ending?.self) { group in
-            group.addTask { await latch.wait().map(Ending.signal) }
+    /// Waits for the first of: a graceful shutdown, the connection closing for good, and (with
+    /// `idle`) the store running no effect.
+    private static func waitForTheEnd(
+        of client: SharedStateClient,
+        idle: (@Sendable () async -> Void)?
+    ) async -> Ending {
+        await withTaskGroup(of: Ending?.self) { group in
+            group.addTask {
+                do {
+                    try await gracefulShutdown()
+                    return .shutdown
+                } catch {
+                    return Task.isCancelled ? nil : .shutdown
+                }
+            }
             group.addTask {
                 await client.waitUntilClosed()
                 return .disconnected
             }
-            if exitWhenIdle {
+            if let idle {
                 group.addTask {
-                    await waitUntilIdle()
+                    await idle()
                     return Task.isCancelled ? nil : .idle
                 }
             }
-            var ending: Ending = .idle
+            var ending: Ending = .shutdown
             for await first in group {
                 if let first {
                     ending = first
@@ -115,36 +143,42 @@ public struct FeatureHost: Sendable {
             group.cancelAll()
             return ending
         }
-
-        switch ending {
-        case .signal(let number): logger.info("stopping on signal \(number)")
-        case .idle: logger.info("finished: no work left")
-        case .disconnected: logger.error("syncd closed the connection for good")
-        }
-        if let stop, ending != .disconnected {
-            await store.send(stop).finish()
-        }
-        store.shutDown()
-        await client.close()
-        return ending
     }
 
-    /// Connects to syncd, retrying while it is not up yet; nil once a signal arrived.
-    private func connect(unlessSignalled latch: SignalLatch) async throws -> SharedStateClient? {
+    /// Connects to syncd, retrying while it is not up yet; nil once a graceful shutdown began.
+    fileprivate func connect() async throws -> SharedStateClient? {
         var configuration = SharedStateClient.Configuration(socketPath: socketPath, clientName: name)
         configuration.reconnects = true
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: connectTimeout)
         var backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(500))
-        while latch.signal == nil {
+        while !Task.isShuttingDownGracefully {
             do {
                 return try await SharedStateClient.connect(configuration)
             } catch {
                 guard error.code == .unavailable, clock.now < deadline else { throw error }
                 logger.debug("syncd is not answering yet at \(configuration.socketPath): \(error)")
-                try await Task.sleep(for: backoff.next())
+                // A shutdown cuts the wait short.
+                try? await cancelWhenGracefulShutdown { [backoff = backoff.next()] in try await Task.sleep(for: backoff) }
             }
         }
         return nil
+    }
+}
+
+/// The feature as a service: connects, runs the store until ``FeatureHost/Ending``, closes the
+/// connection (which removes this process's ephemeral keys).
+private struct HostedFeature: Service {
+    let host: FeatureHost
+    let body: @MainActor @Sendable (SharedStateClient) async -> Void
+
+    func run() async throws {
+        guard let client = try await host.connect() else {
+            host.logger.info("stopping on SIGTERM or SIGINT before connecting")
+            return
+        }
+        host.logger.info("connected to syncd at \(client.socketPath) as session \(client.sessionID)")
+        await body(client)
+        await client.close()
     }
 }
