@@ -3,21 +3,11 @@ import SharedStateWire
 /// Requests that write: checked here, queued, and handed to the engine together once per read
 /// (``submitQueuedWrites()``); answered when they commit.
 extension ClientSession {
-    /// Checks a put and queues it for the engine; it is answered when it commits.
-    func put(_ put: Sharedstate_V1_PutRequest, _ call: Call) throws(SharedStateError) -> Step {
-        let (id, limits, access) = (call.id, call.limits, call.access)
-        let operation = try writeOperation(.put(put), limits: limits)
-        try requireWrite(operation.key, access)
-        queuedWrites.append((id, operation.request))
-        return .next
-    }
-
-    /// Checks a delete and queues it for the engine; it is answered when it commits.
-    func delete(_ delete: Sharedstate_V1_DeleteRequest, _ call: Call) throws(SharedStateError) -> Step {
-        let (id, limits, access) = (call.id, call.limits, call.access)
-        let operation = try writeOperation(.delete(delete), limits: limits)
-        try requireWrite(operation.key, access)
-        queuedWrites.append((id, operation.request))
+    /// Checks a put or a delete and queues it for the engine; it is answered when it commits.
+    func write(_ operation: Sharedstate_V1_Operation.OneOf_Kind, _ call: Call) throws(SharedStateError) -> Step {
+        let operation = try writeOperation(operation, limits: call.limits)
+        try requireWrite(operation.key, call.access)
+        queuedWrites.append((call.id, operation.request))
         return .next
     }
 

@@ -176,8 +176,8 @@ final class ClientSession {
         do throws(SharedStateError) {
             switch request.operation {
             case .get(let get): return try self.get(get, call)
-            case .put(let put): return try self.put(put, call)
-            case .delete(let delete): return try self.delete(delete, call)
+            case .put(let put): return try self.write(.put(put), call)
+            case .delete(let delete): return try self.write(.delete(delete), call)
             case .transaction(let transaction): return try self.transaction(transaction, call)
             case .list(let list): return try self.list(list, call)
             case .watch(let watch): return try self.watch(watch, call)
