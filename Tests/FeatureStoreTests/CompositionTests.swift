@@ -122,6 +122,17 @@ import Testing
         #expect(deletions.value == 100)
     }
 
+    @Test func anIfCaseLetChildsEffectForTheActionThatLeavesItsCaseRuns() async {
+        let deletions = CallCounter()
+        for _ in 1...100 {
+            let store = Store(initialState: RowScreen.State.row(Row.State(id: 1))) { RowScreen(deletions: deletions) }
+            store.send(.row(.deleteTapped))
+            #expect(store.state == .list)
+            await store.waitUntilIdle()
+        }
+        #expect(deletions.value == 100)
+    }
+
     @Test func aParentsCancelReachesItsChildrensEffectsUnderThatID() async {
         let clock = TestClock()
         let store = TestStore(initialState: Parent.State(rows: [Counter.State(id: 1), Counter.State(id: 2)])) {
@@ -209,6 +220,20 @@ import Testing
         await store.send(.child(.read)).finish()
         #expect(store.child.inReducer == "child")
         #expect(store.child.inEffect == "child")
+    }
+
+    @Test func aChildsOverrideIsWhatATestStoreSees() async {
+        let store = TestStore(initialState: NameReaderHost.State()) {
+            NameReaderHost()
+        } withDependencies: {
+            $0.featureName = "store"
+        }
+        await store.send(.child(.read)) {
+            $0.child.atInit = "store"
+            $0.child.inReducer = "child"
+        }
+        await store.receive(.child(.readInEffect("child"))) { $0.child.inEffect = "child" }
+        await store.finish()
     }
 
     @Test func transformDependencyChangesWhatTheReducerAndEffectsSee() async {

@@ -92,6 +92,33 @@ struct RowList: Reducer {
     }
 }
 
+/// A row shown on one case of an enum state, which its own delete action leaves.
+struct RowScreen: Reducer {
+    @CasePathable
+    enum State: Equatable {
+        case list
+        case row(Row.State)
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case row(Row.Action)
+    }
+
+    let deletions: CallCounter
+
+    var body: some ReducerOf<Self> {
+        Reduce { state, action in
+            switch action {
+            case .row(.deleteTapped):
+                state = .list
+            }
+            return .none
+        }
+        .ifCaseLet(\.row, action: \.row) { Row(deletions: deletions) }
+    }
+}
+
 /// A child on enum state, to check that a new case ends the old case's effects.
 struct Mode: Reducer {
     @CasePathable
