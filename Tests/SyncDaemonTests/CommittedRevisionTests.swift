@@ -18,7 +18,7 @@ import Testing
                 .delete("k/b", revision: 12_345),
             ]
         )
-        var built = revision.frame(forWatch: watchID, allocator: ByteBufferAllocator())
+        var built = revision.encoded.frame(forWatch: watchID, allocator: ByteBufferAllocator())
         var decoder = FrameDecoder(maxFrameBytes: 1 << 20)
         let payload = try #require(try decoder.decode(buffer: &built))
         #expect(built.readableBytes == 0)
@@ -28,7 +28,7 @@ import Testing
                 $0.watchID = watchID
                 $0.kind = .changes
                 $0.revision = 12_345
-                $0.changes = revision.wireChanges
+                $0.changes = revision.encoded.wireChanges
             }
         }
         #expect(frame == expected)

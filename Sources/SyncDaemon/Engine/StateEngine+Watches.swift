@@ -5,7 +5,7 @@ import Synchronization
 
 /// Watches: registration under the lock with the snapshot or replay they start from, catching up
 /// off the lock when that is large, cancellation, resynchronisation after a backlog, progress
-/// notices, and the frames they are sent.
+/// notices. What each watch is sent is decided here; ``WatchFrames`` makes the bytes.
 extension StateEngine {
     /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
     /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
@@ -30,7 +30,7 @@ extension StateEngine {
     struct WatchCatchUp: Sendable {
         fileprivate enum Work: Sendable {
             case replay(through: UInt64)
-            case entries(KeyOrder, kind: Sharedstate_V1_EventKind, revision: UInt64, respondsFirst: Bool)
+            case entries(KeyOrder, kind: WatchFrames.EntriesKind, revision: UInt64, respondsFirst: Bool)
         }
 
         fileprivate let watch: WatchRegistry.Watch
@@ -79,13 +79,13 @@ extension StateEngine {
                 }
                 state.watches.add(watch)
                 subscriber.send([
-                    Self.watchResponse(id: id, revision: state.revision),
-                    Self.eventFrame(watchID: id, kind: .snapshot, revision: state.revision, entries: entries),
+                    WatchFrames.response(watchID: id, revision: state.revision),
+                    WatchFrames.entries(entries, kind: .snapshot, watchID: id, revision: state.revision),
                 ])
                 return nil
             case .now:
                 state.watches.add(watch)
-                subscriber.send([Self.watchResponse(id: id, revision: state.revision)])
+                subscriber.send([WatchFrames.response(watchID: id, revision: state.revision)])
                 return nil
             case .after(let revision):
                 if revision < state.compactedRevision {
@@ -100,7 +100,7 @@ extension StateEngine {
                 }
                 if revision == state.revision {
                     state.watches.add(watch)
-                    subscriber.send([Self.watchResponse(id: id, revision: revision)])
+                    subscriber.send([WatchFrames.response(watchID: id, revision: revision)])
                     return nil
                 }
                 watch.heldFrames = []
@@ -122,17 +122,17 @@ extension StateEngine {
         var frames: [ByteBuffer]
         switch catchUp.work {
         case .replay(let through):
-            frames = [Self.watchResponse(id: watch.id, revision: watch.startsAfter)]
+            frames = [WatchFrames.response(watchID: watch.id, revision: watch.startsAfter)]
             frames.append(contentsOf: try await replayedFrames(of: watch, through: through))
         case .entries(let order, let kind, let revision, let respondsFirst):
-            frames = respondsFirst ? [Self.watchResponse(id: watch.id, revision: revision)] : []
+            frames = respondsFirst ? [WatchFrames.response(watchID: watch.id, revision: revision)] : []
             do {
                 let event = try await Self.onThreadPool {
-                    Self.eventFrame(
-                        watchID: watch.id,
+                    WatchFrames.entries(
+                        Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable),
                         kind: kind,
-                        revision: revision,
-                        entries: Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable)
+                        watchID: watch.id,
+                        revision: revision
                     )
                 }
                 frames.append(event)
@@ -199,7 +199,7 @@ extension StateEngine {
             for watch in owed {
                 let entries = Self.entries(in: state.entries.order, selectedBy: watch.prefixes, readable: watch.readable, limit: budget + 1)
                 if entries.count <= budget {
-                    frames.append(Self.eventFrame(watchID: watch.id, kind: .resync, revision: state.revision, entries: entries))
+                    frames.append(WatchFrames.entries(entries, kind: .resync, watchID: watch.id, revision: state.revision))
                 } else {
                     state.watches.holdFrames(id: watch.id, of: subscriber)
                     let work = WatchCatchUp.Work.entries(
@@ -230,24 +230,5 @@ extension StateEngine {
     @discardableResult
     func endWatchesThatMayNotGoOn() -> Int {
         published.withLock { $0.watches.endWatchesThatMayNotGoOn(revision: $0.revision) }
-    }
-
-    // MARK: Frames
-
-    private static func eventFrame(watchID: UInt64, kind: Sharedstate_V1_EventKind, revision: UInt64, entries: [Entry]) -> ByteBuffer {
-        WatchRegistry.eventFrame(watchID: watchID, kind: kind, revision: revision, changes: entries.map { Change.put($0).wireValue })
-    }
-
-    private static func watchResponse(id: UInt64, revision: UInt64) -> ByteBuffer {
-        let frame = Sharedstate_V1_ServerFrame.with {
-            $0.response = .with {
-                $0.id = id
-                $0.watch = .with {
-                    $0.watchID = id
-                    $0.revision = revision
-                }
-            }
-        }
-        return Frame.encode(frame)
     }
 }

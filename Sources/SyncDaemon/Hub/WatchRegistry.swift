@@ -157,10 +157,10 @@ struct WatchRegistry {
             return
         case .whole:
             let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
-            frame = wholeFrames[frameKey] ?? revision.frame(forWatch: watch.id, allocator: Self.allocator)
+            frame = wholeFrames[frameKey] ?? revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
             wholeFrames[frameKey] = frame
         case .some(let changes):
-            frame = Self.eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
+            frame = WatchFrames.changes(changes, watchID: watch.id, revision: revision.revision)
         }
         watches[key]!.isIdle = false
         if watch.heldFrames != nil {
@@ -184,9 +184,10 @@ struct WatchRegistry {
 
     private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
         if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
-        let changes = revision.wireChanges.filter { watch.selects($0.entry.key) }
+        let all = revision.encoded.wireChanges
+        let changes = all.filter { watch.selects($0.entry.key) }
         if changes.isEmpty { return .none }
-        return changes.count == revision.wireChanges.count ? .whole : .some(changes)
+        return changes.count == all.count ? .whole : .some(changes)
     }
 
     /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
@@ -197,7 +198,7 @@ struct WatchRegistry {
             let watch = watches[key]!
             watches[key]!.isIdle = true
             guard watch.isIdle, watch.heldFrames == nil, !watch.needsResync, !watch.subscriber.isBacklogged else { continue }
-            let frame = Self.eventFrame(watchID: watch.id, kind: .progress, revision: revision, changes: [])
+            let frame = WatchFrames.progress(watchID: watch.id, revision: revision)
             outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
         }
         let batch = DeliveryBatch()
@@ -216,17 +217,7 @@ struct WatchRegistry {
         }
         for (key, watch, error) in ended {
             _ = remove(key)
-            let frame = Frame.encode(
-                Sharedstate_V1_ServerFrame.with {
-                    $0.event = .with {
-                        $0.watchID = watch.id
-                        $0.kind = .ended
-                        $0.revision = revision
-                        $0.error = error.wireValue
-                    }
-                }
-            )
-            watch.subscriber.send([frame])
+            watch.subscriber.send([WatchFrames.ended(watchID: watch.id, revision: revision, error: error)])
         }
         return ended.count
     }
@@ -249,28 +240,8 @@ struct WatchRegistry {
         switch selection(of: watch, in: revision) {
         case .none: nil
         // All of them: the revision's encoded event serves as it is.
-        case .whole: revision.frame(forWatch: watch.id, allocator: allocator)
-        case .some(let changes): eventFrame(watchID: watch.id, kind: .changes, revision: revision.revision, changes: changes)
+        case .whole: revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
+        case .some(let changes): WatchFrames.changes(changes, watchID: watch.id, revision: revision.revision)
         }
     }
-
-    /// An encoded watch event.
-    static func eventFrame(
-        watchID: UInt64,
-        kind: Sharedstate_V1_EventKind,
-        revision: UInt64,
-        changes: [Sharedstate_V1_Change]
-    ) -> ByteBuffer {
-        let frame = Sharedstate_V1_ServerFrame.with {
-            $0.event = .with {
-                $0.watchID = watchID
-                $0.kind = kind
-                $0.revision = revision
-                $0.changes = changes
-            }
-        }
-        return Frame.encode(frame)
-    }
-
-    static let allocator = ByteBufferAllocator()
 }

@@ -1,0 +1,68 @@
+import Foundation
+import NIOCore
+import SharedStateWire
+
+/// A committed revision in the protocol's encoding, made once and shared by the change log and
+/// every watcher.
+///
+/// The change log's row *is* the revision's encoded `WatchEvent` (without a watch id): a replay
+/// sends rows as they are stored, and a live delivery sends the bytes it stored. The disk format
+/// is therefore the wire schema's `WatchEvent`, whose evolution rules (new fields optional, numbers
+/// never reused) keep old rows readable; ARCHITECTURE.md says so too.
+struct EncodedRevision: Sendable {
+    /// An encoded `WatchEvent` of kind `CHANGES` without a watch id.
+    typealias LogRecord = Data
+
+    /// The revision.
+    let revision: UInt64
+    /// The changes as wire messages, converted once for every watcher that selects only some.
+    let wireChanges: [Sharedstate_V1_Change]
+    /// The change log's row, and the body of every frame that carries all of the changes.
+    let logRecord: LogRecord
+
+    init(revision: UInt64, changes: [Change]) {
+        self.revision = revision
+        let wireChanges = changes.map(\.wireValue)
+        self.wireChanges = wireChanges
+        let event = Sharedstate_V1_WatchEvent.with {
+            $0.kind = .changes
+            $0.revision = revision
+            $0.changes = wireChanges
+        }
+        self.logRecord = (try? event.serializedBytes()) ?? Data()
+    }
+
+    /// Decodes a row of the change log.
+    init(logRecord: LogRecord) throws {
+        let event = try Sharedstate_V1_WatchEvent(serializedBytes: logRecord)
+        self.revision = event.revision
+        self.wireChanges = event.changes
+        self.logRecord = logRecord
+    }
+
+    /// The frame telling watch `watchID` about every change of this revision, built from the
+    /// encoded event without encoding it again: protobuf lets the `watch_id` field be written in
+    /// front of the others, so each watcher costs a few header bytes and a copy.
+    func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var watchIDField: [UInt8] = [0x08]  // field 1, varint
+        Self.appendVarint(watchID, to: &watchIDField)
+        let eventLength = watchIDField.count + logRecord.count
+        var header: [UInt8] = [0x1A]  // ServerFrame field 3 (event), length-delimited
+        Self.appendVarint(UInt64(eventLength), to: &header)
+        var buffer = allocator.buffer(capacity: 4 + header.count + eventLength)
+        buffer.writeInteger(UInt32(header.count + eventLength))
+        buffer.writeBytes(header)
+        buffer.writeBytes(watchIDField)
+        buffer.writeBytes(logRecord)
+        return buffer
+    }
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+}
