@@ -5,7 +5,7 @@ import SyncClient
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
-        abstract: "List the connected clients: session, process, user, name, watches, queued bytes, resyncs."
+        abstract: "List the connected clients: session, process, user, watches, queued bytes, resyncs, admission, name."
     )
 
     @OptionGroup var options: GlobalOptions
@@ -25,18 +25,20 @@ struct ClientsCommand: AsyncParsableCommand {
                     .number("queuedBytes", $0.queuedBytes)
                     .number("resyncs", $0.resyncs)
                     .number("connectedSeconds", $0.connectedSeconds)
+                    .string("admission", $0.admission.description)
                     .rendered
             }
             print("[" + objects.joined(separator: ",") + "]")
             return
         }
-        print("SESSION      PID    UID  WATCHES   QUEUED  RESYNCS  CONNECTED  NAME")
+        print("SESSION      PID    UID  WATCHES   QUEUED  RESYNCS  CONNECTED  ADMISSION  NAME")
         for info in clients {
             let columns = [
                 pad("\(info.sessionID)", 7), pad("\(info.pid)", 8), pad("\(info.uid)", 6), pad("\(info.watches)", 8),
                 pad("\(info.queuedBytes)", 8), pad("\(info.resyncs)", 8), pad("\(Int(info.connectedSeconds))s", 10),
             ]
-            print(columns.joined(separator: " ") + "  " + info.name)
+            let admission = info.admission == .waitingForHello ? "no Hello" : "\(info.admission)"
+            print(columns.joined(separator: " ") + "  " + admission.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + info.name)
         }
     }
 

@@ -112,12 +112,18 @@ import Testing
         let scratch = try Scratch()
         // The tests run as root: with no place left for others, root still gets in, up to the reserve.
         let daemon = try await daemon(scratch, limits: #"{"maxConnections":2,"reservedAdministratorConnections":1}"#)
-        let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
-        #expect(try held.map { try $0.greet() } == [true, true, true])
+        let held = try (0..<2).map { _ in try RawConnection(path: scratch.socket) }
+        #expect(try held.map { try $0.greet() } == [true, true])
+        let silent = try RawConnection(path: scratch.socket)
+        // syncctl takes the place kept for administrators, and shows who holds which place.
+        let clients = try await syncctl(["--json", "clients"], scratch: scratch)
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(clients.stdout.utf8)) as? [[String: Any]])
+        #expect(listed.map { $0["admission"] as? String } == ["client", "client", "waitingForHello", "reserved"])
+        #expect(try silent.greet())
         let refused = try RawConnection(path: scratch.socket)
         refused.sendHello()
         #expect(try RawConnection.fatalError(in: refused.readUntilClosed())?.message.contains("2 clients connected, its limit") == true)
-        withExtendedLifetime(held) {}
+        withExtendedLifetime((held, silent)) {}
         try await daemon.stop()
     }
 

@@ -129,6 +129,52 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
 
 }
 
+/// The place a connection holds among syncd's connection limits (PROTOCOL.md, "Connection limits").
+public nonisolated enum Sharedstate_V1_Admission: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// It has not said Hello yet: one of the places for such connections, of which the oldest is
+  /// pushed out when a new connection needs one.
+  case waitingForHello // = 0
+
+  /// A client, within the limits on clients in all and per user.
+  case client // = 1
+
+  /// A client of syncd's own user or root beyond those limits, in a place kept for administrators.
+  case reserved // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .waitingForHello
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .waitingForHello
+    case 1: self = .client
+    case 2: self = .reserved
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .waitingForHello: return 0
+    case .client: return 1
+    case .reserved: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Sharedstate_V1_Admission] = [
+    .waitingForHello,
+    .client,
+    .reserved,
+  ]
+
+}
+
 public nonisolated enum Sharedstate_V1_ChangeType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case put // = 0
@@ -1198,6 +1244,9 @@ public nonisolated struct Sharedstate_V1_ClientInfo: Sendable {
 
   public var connectedSeconds: Double = 0
 
+  /// Which place among syncd's connection limits it holds.
+  public var admission: Sharedstate_V1_Admission = .waitingForHello
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1416,6 +1465,10 @@ fileprivate nonisolated let _protobuf_package = "sharedstate.v1"
 
 nonisolated extension Sharedstate_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_COMPACTED\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_PROTOCOL\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FUTURE_REVISION\0\u{1}ERROR_CODE_LIMIT_REACHED\0")
+}
+
+nonisolated extension Sharedstate_V1_Admission: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ADMISSION_WAITING_FOR_HELLO\0\u{1}ADMISSION_CLIENT\0\u{1}ADMISSION_RESERVED\0")
 }
 
 nonisolated extension Sharedstate_V1_ChangeType: SwiftProtobuf._ProtoNameProviding {
@@ -3288,7 +3341,7 @@ nonisolated extension Sharedstate_V1_ClientsRequest: SwiftProtobuf.Message, Swif
 
 nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3305,6 +3358,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.queuedBytes) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.resyncs) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.connectedSeconds) }()
+      case 10: try { try decoder.decodeSingularEnumField(value: &self.admission) }()
       default: break
       }
     }
@@ -3338,6 +3392,9 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if self.connectedSeconds.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.connectedSeconds, fieldNumber: 9)
     }
+    if self.admission != .waitingForHello {
+      try visitor.visitSingularEnumField(value: self.admission, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3351,6 +3408,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.queuedBytes != rhs.queuedBytes {return false}
     if lhs.resyncs != rhs.resyncs {return false}
     if lhs.connectedSeconds != rhs.connectedSeconds {return false}
+    if lhs.admission != rhs.admission {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

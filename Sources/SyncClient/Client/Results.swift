@@ -85,6 +85,42 @@ public struct ClientInfo: Sendable, Hashable {
     public var resyncs: UInt64
     /// How long it has been connected.
     public var connectedSeconds: Double
+    /// Which place among syncd's connection limits it holds.
+    public var admission: Admission
+
+    /// The place a connection holds among syncd's connection limits.
+    public struct Admission: Sendable, Hashable, CustomStringConvertible {
+        private enum Place: Hashable { case waitingForHello, client, reserved }
+        private let place: Place
+
+        /// It has not said Hello yet; the oldest of these is pushed out when a new connection
+        /// needs a place.
+        public static let waitingForHello = Admission(place: .waitingForHello)
+        /// A client within the limits on clients, in all and per user.
+        public static let client = Admission(place: .client)
+        /// A client of syncd's own user or root beyond those limits, in a place kept for
+        /// administrators.
+        public static let reserved = Admission(place: .reserved)
+
+        init(_ wireValue: Sharedstate_V1_Admission) {
+            switch wireValue {
+            case .client: place = .client
+            case .reserved: place = .reserved
+            default: place = .waitingForHello
+            }
+        }
+
+        private init(place: Place) { self.place = place }
+
+        /// `waitingForHello`, `client` or `reserved`.
+        public var description: String {
+            switch place {
+            case .waitingForHello: "waitingForHello"
+            case .client: "client"
+            case .reserved: "reserved"
+            }
+        }
+    }
 }
 
 /// The changes of one key that the change log still holds.

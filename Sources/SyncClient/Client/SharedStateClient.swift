@@ -282,7 +282,8 @@ public final class SharedStateClient: Sendable {
                 watches: $0.watches,
                 queuedBytes: $0.queuedBytes,
                 resyncs: $0.resyncs,
-                connectedSeconds: $0.connectedSeconds
+                connectedSeconds: $0.connectedSeconds,
+                admission: ClientInfo.Admission($0.admission)
             )
         }
     }

@@ -1,3 +1,4 @@
+import SharedStateWire
 import Synchronization
 
 /// What syncd knows about one connected client, for `syncctl clients`.
@@ -9,13 +10,17 @@ final class ClientRecord: Sendable {
     let connectedAt = ContinuousClock.now
     let writer: ConnectionWriter
     private let name = Mutex("")
-    private let greeted = Atomic<Bool>(false)
+    private let place = Atomic<Int>(Sharedstate_V1_Admission.waitingForHello.rawValue)
+
+    /// Which place among the connection limits it holds: waiting for its Hello until
+    /// ``ConnectionRegistry/greet(_:limits:)`` lets it in as a client.
+    var admission: Sharedstate_V1_Admission {
+        get { Sharedstate_V1_Admission(rawValue: place.load(ordering: .relaxed)) ?? .waitingForHello }
+        set { place.store(newValue.rawValue, ordering: .relaxed) }
+    }
 
     /// Whether the client has completed the handshake.
-    var hasGreeted: Bool {
-        get { greeted.load(ordering: .relaxed) }
-        set { greeted.store(newValue, ordering: .relaxed) }
-    }
+    var hasGreeted: Bool { admission != .waitingForHello }
 
     init(sessionID: UInt64, credentials: PeerCredentials?, writer: ConnectionWriter) {
         self.sessionID = sessionID

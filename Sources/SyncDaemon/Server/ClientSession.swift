@@ -147,7 +147,8 @@ final class ClientSession {
         }
         if let refusal = admitGreeting() { return .close(refusal) }
         hasGreeted = true
-        record.hasGreeted = true
+        // The registry's admission says which place it took; without one, it is a client.
+        if record.admission == .waitingForHello { record.admission = .client }
         record.clientName = String(hello.clientName.prefix(128))
         logger.debug("client greeted", metadata: ["session": "\(record.sessionID)", "name": "\(record.clientName)"])
         send(

@@ -98,14 +98,17 @@ final class ConnectionRegistry: Sendable {
             // The reserve holds for both limits: where the clients run as syncd's own user, its
             // per-user limit would otherwise keep the administrator out.
             let reserve = isAdministrator ? limits.reservedAdministratorConnections : 0
+            let ofUser = uid.map { uid in clients.count(where: { $0.record.credentials?.uid == uid }) } ?? 0
             if clients.count >= limits.maxConnections + reserve {
                 return SharedStateError(.limitReached, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
             }
-            if let uid, clients.count(where: { $0.record.credentials?.uid == uid }) >= limits.maxConnectionsPerUser + reserve {
+            if uid != nil, ofUser >= limits.maxConnectionsPerUser + reserve {
                 return SharedStateError(
-                    .limitReached, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
+                    .limitReached, "user \(uid!) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
             }
             state.open[sessionID]?.hasGreeted = true
+            let isBeyondTheLimits = clients.count >= limits.maxConnections || ofUser >= limits.maxConnectionsPerUser
+            connection.record.admission = isBeyondTheLimits ? .reserved : .client
             return nil
         }
     }

@@ -140,6 +140,7 @@ final class SocketServer: Service {
                     $0.queuedBytes = UInt64(queued)
                     $0.resyncs = record.writer.resyncs
                     $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
+                    $0.admission = record.admission
                 }
             )
         }
