@@ -1,0 +1,76 @@
+import Foundation
+import SyncClient
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// SIGTERM while syncd serves requests that run for a while (a backup, a compaction, a large
+/// list): syncd waits for them or cancels them before it closes the database, exits cleanly, and
+/// the next syncd finds every acknowledged write.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ShutdownTests {
+    static let keys = 8_000
+
+    @Test(arguments: 0..<3)
+    func aShutdownDuringLongRequestsLosesNothing(delayStep: Int) async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        let fill = try await syncctl(
+            ["bench", "put", "--count", "\(Self.keys)", "--keys", "\(Self.keys)", "--value-size", "1000"], scratch: scratch)
+        try #require(fill.status == 0, "bench put failed: \(fill.stderr)")
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket))
+        try await client.put("marker", json: #""last""#)
+        let revision = Self.keys + 1
+
+        // Three long requests at once, each from a connection of its own that is already up, then
+        // SIGTERM a little later each run.
+        let socket = scratch.socket
+        let clients = try await withThrowingTaskGroup(of: SharedStateClient.self) { group in
+            for _ in 0..<3 { group.addTask { try await SharedStateClient.connect(.init(socketPath: socket)) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let copy = scratch.file("copy.sqlite")
+        async let backup = Self.outcome { try await clients[0].backup(to: copy) }
+        async let compaction = Self.outcome { try await clients[1].compact(through: UInt64(revision - 1)) }
+        async let list = Self.outcome { try await clients[2].list().entries.count }
+        try await Task.sleep(for: .milliseconds(5 + 20 * delayStep))
+        daemon.child.signal(SIGTERM)
+        let status = try await daemon.child.waitForExit(timeout: .seconds(30))
+        #expect(status == 0, "syncd exited with \(status): \(daemon.child.stderr)")
+        #expect(daemon.child.stderr.contains("syncd stopped"))
+
+        // Each request either finished or failed with an error that says so; none hangs.
+        let outcomes = await [backup, compaction, list]
+        for outcome in outcomes {
+            if case .failure(let error) = outcome {
+                #expect((error as? SharedStateError)?.code == .unavailable, "\(error)")
+            }
+        }
+        for client in clients { await client.close() }
+        await client.close()
+
+        daemon = try await DaemonProcess(scratch)
+        let after = try await syncctl(["--json", "status"], scratch: scratch)
+        #expect(after.stdout.contains(#""revision":\#(revision),"#), "status after restart: \(after.stdout)")
+        #expect(after.stdout.contains(#""keys":\#(Self.keys + 1),"#), "status after restart: \(after.stdout)")
+        let marker = try await syncctl(["get", "marker"], scratch: scratch)
+        #expect(marker.stdout == "\"last\"\n")
+        if case .success = outcomes[0] {
+            // A backup that finished is whole: restoring it changes nothing.
+            let restored = try await syncctl(["--json", "restore", copy], scratch: scratch)
+            #expect(restored.status == 0, "restore failed: \(restored.stderr)")
+            #expect(restored.stdout == #"{"revision":\#(revision),"puts":0,"deletes":0}"# + "\n")
+        }
+        try await daemon.stop()
+    }
+
+    /// What a request came to: its result, or the error it failed with.
+    private static func outcome<T: Sendable>(_ request: @Sendable () async throws -> T) async -> Result<String, any Error> {
+        do {
+            return .success("\(try await request())")
+        } catch {
+            return .failure(error)
+        }
+    }
+}
