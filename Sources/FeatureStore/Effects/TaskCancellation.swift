@@ -26,6 +26,8 @@ public func withTaskCancellation<T: Sendable>(
     operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     guard let context = EffectContext.current else { return try await operation() }
+    // A task of its own, so that a cancel by id reaches this work alone and not the effect that
+    // awaits it; the effect owns it: it awaits it below and cancels it when it is cancelled.
     let task = Task(operation: operation)
     let key = context.effects.register(
         id: EffectID(id, path: context.path),

@@ -183,6 +183,8 @@ extension Store where State: Equatable & Sendable {
         )
         let stopObserving = self.stopObserving
         continuation.onTermination = { _ in
+            // The stream may end on any thread and the observers live on the main actor; until
+            // this runs, the finished continuation ignores what the observer yields.
             Task { @MainActor in stopObserving(key) }
         }
         return stream

@@ -5,27 +5,47 @@ import Synchronization
 /// A ``SharedStateClient`` that connects on first use, so the dependency's live value can be made
 /// without waiting. A failed connection is retried by the next call.
 final class LazySharedStateClient: SharedStateBackend {
+    private enum Connection {
+        case none
+        case connecting(Task<SharedStateClient, Error>)
+        case connected(SharedStateClient)
+    }
+
     private let configuration: SharedStateClient.Configuration
-    private let connecting = Mutex<Task<SharedStateClient, Error>?>(nil)
+    private let connection = Mutex<Connection>(.none)
 
     init(configuration: SharedStateClient.Configuration) {
         self.configuration = configuration
     }
 
+    /// The client once it has connected; until then, nil.
+    private var connectedClient: SharedStateClient? {
+        connection.withLock { if case .connected(let client) = $0 { client } else { nil } }
+    }
+
     private func client() async throws(SharedStateError) -> SharedStateClient {
-        let task = connecting.withLock { task in
-            if let task { return task }
-            let configuration = configuration
-            let started = Task { () async throws -> SharedStateClient in
-                try await SharedStateClient.connect(configuration)
+        let task = connection.withLock { connection -> Task<SharedStateClient, Error>? in
+            switch connection {
+            case .connected: return nil
+            case .connecting(let task): return task
+            case .none:
+                // One attempt shared by every caller that arrives while it runs; it is awaited by
+                // each of them and ends with the connection, so it needs no other owner.
+                let configuration = configuration
+                let task = Task { () async throws -> SharedStateClient in
+                    try await SharedStateClient.connect(configuration)
+                }
+                connection = .connecting(task)
+                return task
             }
-            task = started
-            return started
         }
+        guard let task else { return connectedClient! }
         do {
-            return try await task.value
+            let client = try await task.value
+            connection.withLock { if case .connecting = $0 { $0 = .connected(client) } }
+            return client
         } catch {
-            connecting.withLock { if $0 == task { $0 = nil } }
+            connection.withLock { if case .connecting(let failed) = $0, failed == task { $0 = .none } }
             throw (error as? SharedStateError) ?? SharedStateError(.unavailable, "cannot connect to syncd: \(error)")
         }
     }
@@ -51,8 +71,12 @@ final class LazySharedStateClient: SharedStateBackend {
     }
 
     func watch(prefixes: [String], fromRevision: UInt64?) -> WatchStream {
-        // Connecting is asynchronous and this is not: a task connects, then relays the client's
-        // watch into a buffer of its own, which folds like any other when the consumer is slow.
+        if let client = connectedClient {
+            return client.watch(prefixes: prefixes, fromRevision: fromRevision)
+        }
+        // Connecting is asynchronous and this is not: until the first connection, a task connects,
+        // then relays the client's watch into a buffer of its own, which folds like any other when
+        // the consumer is slow. The buffer's end cancels it.
         let buffer = WatchBuffer()
         let task = Task {
             do {
@@ -69,7 +93,9 @@ final class LazySharedStateClient: SharedStateBackend {
     }
 
     func connectionStates() -> AsyncStream<ConnectionState> {
+        if let client = connectedClient { return client.connectionStates() }
         let (stream, continuation) = AsyncStream.makeStream(of: ConnectionState.self)
+        // As in `watch`: connects first, then relays; the stream's end cancels it.
         let task = Task {
             guard let client = try? await client() else {
                 continuation.yield(.reconnecting)
