@@ -110,10 +110,16 @@ row "write-to-delivery p99 µs at 1,000 writes/s, 8 subscribers" "$sv" "$rv" "$(
 # both paced at 1,000 writes/s.
 s=$("$bin/feature-bench" e2e --socket "$syncd_socket" --count "$paced" --rate 1000 --json)
 r=$("$dir/fanout-peer" redis "$redis_socket" 1 "$paced" 1 100 1000)
-sv=$(json p50_us <<<"$s"); rv=$(json p50_us <<<"$r")
+sv=$(json p50_us <<<"$s"); rv=$(json p50_us <<<"$r"); rv_p50=$rv
 row "write → reducer in another process p50 µs at 1,000 writes/s, vs a C subscriber of Redis" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 150 µs"
 sv=$(json p99_us <<<"$s"); rv=$(json p99_us <<<"$r")
 row "the same, p99 µs" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.0×"
+# Where that time goes: syncd with C clients on both ends (no Swift client library), and a bare
+# Swift client watch (no store), at the same pace.
+c=$("$dir/fanout-peer" syncd "$syncd_socket" 1 "$paced" 1 100 1000)
+w=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 1 --writers 1 --pipeline 1 --count "$paced" --value-size 100 --rate 1000)
+row "the same p50 µs, syncd with C clients (fanout-peer syncd)" "$(json p50_us <<<"$c")" "$rv_p50" "$(ratio "$(json p50_us <<<"$c")" "$rv_p50")" "(where the time goes)"
+row "the same p50 µs, a bare Swift client watch (syncctl bench fanout)" "$(json p50_us <<<"$w")" "$rv_p50" "$(ratio "$(json p50_us <<<"$w")" "$rv_p50")" "(where the time goes)"
 
 # Power-loss durability: synchronous=FULL against appendfsync always.
 start_syncd --durability full

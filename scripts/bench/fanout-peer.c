@@ -4,21 +4,30 @@
  *   fanout-peer redis SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]
  *       One writer sends COUNT transactions MULTI{SET bench:k v; PUBLISH bench v} to Redis, PIPELINE
  *       in flight (or one at a time, paced at RATE per second), to SUBSCRIBERS subscriber processes.
+ *   fanout-peer syncd SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]
+ *       The same against syncd, with C clients on both ends (no Swift client library): each subscriber
+ *       process says Hello and watches bench/ from now; one writer connection sends COUNT puts of
+ *       bench/<i % 1000>, PIPELINE in flight (or one at a time, paced at RATE per second). Frames and
+ *       the few protobuf messages needed are encoded by hand (docs/PROTOCOL.md). Each subscriber checks
+ *       that it gets every write exactly once, in revision order (a RESYNC counts as a miss).
  *   fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE
  *       The floor under any daemon: one process writes COUNT pre-encoded frames of VALUE_SIZE bytes
  *       to SUBSCRIBERS subscriber processes over Unix sockets, BATCH frames per write.
  *
  * Each value starts with the writer's CLOCK_MONOTONIC time, so each subscriber measures send to
- * receipt. Prints {"writes_per_sec":…,"delivered_per_sec":…,"p50_us":…,"p99_us":…,"p999_us":…}
- * and exits 1 if any subscriber missed a message.
+ * receipt (for syncd the value is a JSON string of VALUE_SIZE bytes: a quote, the time, the sequence,
+ * padding, a quote). Prints {"writes_per_sec":…,"delivered_per_sec":…,"p50_us":…,"p99_us":…,"p999_us":…}
+ * and exits 1 if any subscriber missed a message (or, for syncd, got one twice or out of order).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,10 +85,17 @@ static uint64_t sent_at(const char *value) {
     return strtoull(hex, NULL, 16);
 }
 
+/* What a syncd subscriber saw besides deliveries (all 0 in the other modes). */
+struct anomalies {
+    uint64_t duplicated, out_of_order, resyncs, foreign;
+    int ended;
+};
+
 /* What a subscriber reports to the parent through a pipe. */
 struct report {
     uint64_t received;
     uint64_t finished_ns;
+    struct anomalies anomalies;
     uint32_t histogram[BUCKETS];
 };
 
@@ -119,6 +135,435 @@ static void subscribe_loop(int fd, uint64_t count, size_t value_size, const char
     free(buffer);
 }
 
+/* ---- syncd: frames (4-byte big-endian length, then one protobuf message) and hand-coded protobuf ---- */
+
+static size_t varint_size(uint64_t value) {
+    size_t size = 1;
+    while (value >= 0x80) {
+        value >>= 7;
+        size++;
+    }
+    return size;
+}
+
+static char *put_varint(char *out, uint64_t value) {
+    while (value >= 0x80) {
+        *out++ = (char)(value | 0x80);
+        value >>= 7;
+    }
+    *out++ = (char)value;
+    return out;
+}
+
+/* A length-delimited field's tag and length; the caller writes the `length` bytes after it. */
+static char *put_header(char *out, unsigned field, size_t length) {
+    out = put_varint(out, (uint64_t)field << 3 | 2);
+    return put_varint(out, length);
+}
+
+static char *put_bytes(char *out, unsigned field, const char *data, size_t length) {
+    out = put_header(out, field, length);
+    memcpy(out, data, length);
+    return out + length;
+}
+
+static char *put_frame_length(char *out, size_t length) {
+    out[0] = (char)(length >> 24);
+    out[1] = (char)(length >> 16);
+    out[2] = (char)(length >> 8);
+    out[3] = (char)length;
+    return out + 4;
+}
+
+/* ClientFrame { hello = 1: Hello { protocol_version = 1: 1, client_name = 2 } }. Returns its length. */
+static size_t encode_hello(char *out, const char *name) {
+    size_t name_length = strlen(name), hello = 2 + 1 + varint_size(name_length) + name_length;
+    size_t frame = 1 + varint_size(hello) + hello;
+    char *at = put_frame_length(out, frame);
+    at = put_header(at, 1, hello);
+    *at++ = 0x08; /* protocol_version */
+    *at++ = 0x01;
+    at = put_bytes(at, 2, name, name_length);
+    return (size_t)(at - out);
+}
+
+/* ClientFrame { request = 2: Request { id = 1, watch = 7: WatchRequest { prefixes = 1 } } }, start unset:
+ * every change after the current revision. */
+static size_t encode_watch(char *out, uint64_t id, const char *prefix) {
+    size_t prefix_length = strlen(prefix), watch = 1 + varint_size(prefix_length) + prefix_length;
+    size_t request = 1 + varint_size(id) + 1 + varint_size(watch) + watch, frame = 1 + varint_size(request) + request;
+    char *at = put_frame_length(out, frame);
+    at = put_header(at, 2, request);
+    *at++ = 0x08;
+    at = put_varint(at, id);
+    at = put_header(at, 7, watch);
+    at = put_bytes(at, 1, prefix, prefix_length);
+    return (size_t)(at - out);
+}
+
+/* ClientFrame { request = 2: Request { id = 1, put = 3: PutRequest { key = 1, value = 2 } } }. */
+static size_t encode_put(char *out, uint64_t id, const char *key, const char *value, size_t value_length) {
+    size_t key_length = strlen(key);
+    size_t put = 1 + varint_size(key_length) + key_length + 1 + varint_size(value_length) + value_length;
+    size_t request = 1 + varint_size(id) + 1 + varint_size(put) + put, frame = 1 + varint_size(request) + request;
+    char *at = put_frame_length(out, frame);
+    at = put_header(at, 2, request);
+    *at++ = 0x08;
+    at = put_varint(at, id);
+    at = put_header(at, 3, put);
+    at = put_bytes(at, 1, key, key_length);
+    at = put_bytes(at, 2, value, value_length);
+    return (size_t)(at - out);
+}
+
+/* A protobuf message being read: one field at a time, unknown fields skipped by the caller. */
+struct message {
+    const uint8_t *at, *end;
+};
+
+struct field {
+    unsigned number, wire_type;
+    uint64_t varint;             /* wire type 0 */
+    const uint8_t *data;         /* wire type 2 */
+    size_t length;
+};
+
+static int get_varint(struct message *message, uint64_t *value) {
+    *value = 0;
+    for (int shift = 0; shift < 64 && message->at < message->end; shift += 7) {
+        uint8_t byte = *message->at++;
+        *value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) return 1;
+    }
+    return 0;
+}
+
+/* The next field: 1, 0 at the end of the message. Exits on malformed input. */
+static int next_field(struct message *message, struct field *field) {
+    if (message->at >= message->end) return 0;
+    uint64_t tag, length;
+    if (!get_varint(message, &tag)) goto bad;
+    field->number = (unsigned)(tag >> 3);
+    field->wire_type = (unsigned)(tag & 7);
+    switch (field->wire_type) {
+    case 0:
+        if (!get_varint(message, &field->varint)) goto bad;
+        return 1;
+    case 1:
+    case 5: {
+        size_t size = field->wire_type == 1 ? 8 : 4;
+        if ((size_t)(message->end - message->at) < size) goto bad;
+        message->at += size;
+        return 1;
+    }
+    case 2:
+        if (!get_varint(message, &length) || length > (uint64_t)(message->end - message->at)) goto bad;
+        field->data = message->at;
+        field->length = (size_t)length;
+        message->at += length;
+        return 1;
+    }
+bad:
+    fprintf(stderr, "fanout-peer: malformed protobuf from syncd\n");
+    exit(2);
+}
+
+static struct message submessage(const struct field *field) {
+    return (struct message){field->data, field->data + field->length};
+}
+
+/* Error { code = 1, message = 2 }, printed. */
+static void print_error(const char *context, const struct field *error) {
+    struct message message = submessage(error);
+    struct field field;
+    uint64_t code = 0;
+    const uint8_t *text = (const uint8_t *)"";
+    size_t text_length = 0;
+    while (next_field(&message, &field)) {
+        if (field.number == 1 && field.wire_type == 0) code = field.varint;
+        if (field.number == 2 && field.wire_type == 2) text = field.data, text_length = field.length;
+    }
+    fprintf(stderr, "fanout-peer: %s: syncd error %llu: %.*s\n", context, (unsigned long long)code, (int)text_length, (const char *)text);
+}
+
+/* One syncd connection's incoming frames. */
+struct connection {
+    int fd;
+    uint8_t *buffer;
+    size_t capacity, start, filled;
+};
+
+/* One read from the socket: 1 if bytes came, 0 at the end of the stream, -1 on a receive timeout. */
+static int fill(struct connection *connection) {
+    if (connection->start > 0) {
+        memmove(connection->buffer, connection->buffer + connection->start, connection->filled - connection->start);
+        connection->filled -= connection->start;
+        connection->start = 0;
+    }
+    if (connection->filled == connection->capacity) {
+        connection->capacity *= 2;
+        connection->buffer = realloc(connection->buffer, connection->capacity);
+        if (!connection->buffer) die("realloc");
+    }
+    for (;;) {
+        ssize_t got = read(connection->fd, connection->buffer + connection->filled, connection->capacity - connection->filled);
+        if (got > 0) {
+            connection->filled += (size_t)got;
+            return 1;
+        }
+        if (got == 0) return 0;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return -1;
+        die("read");
+    }
+}
+
+/* A whole ServerFrame already received, if there is one (no read). */
+static int take_frame(struct connection *connection, struct message *frame) {
+    size_t available = connection->filled - connection->start;
+    if (available < 4) return 0;
+    const uint8_t *head = connection->buffer + connection->start;
+    size_t length = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    if (available - 4 < length) {
+        while (connection->capacity < length + 4) connection->capacity *= 2;
+        connection->buffer = realloc(connection->buffer, connection->capacity);
+        if (!connection->buffer) die("realloc");
+        return 0;
+    }
+    frame->at = connection->buffer + connection->start + 4;
+    frame->end = frame->at + length;
+    connection->start += 4 + length;
+    return 1;
+}
+
+/* Blocks until a whole frame is there: 1, 0 at the end of the stream, -1 on a receive timeout. */
+static int next_frame(struct connection *connection, struct message *frame) {
+    for (;;) {
+        if (take_frame(connection, frame)) return 1;
+        int got = fill(connection);
+        if (got <= 0) return got;
+    }
+}
+
+static struct connection *syncd_connect(const char *path, const char *name) {
+    struct connection *connection = calloc(1, sizeof(struct connection));
+    connection->fd = connect_unix(path);
+    connection->capacity = 1 << 16;
+    connection->buffer = malloc(connection->capacity);
+    char hello[256];
+    write_all(connection->fd, hello, encode_hello(hello, name));
+    struct message frame;
+    struct field field;
+    if (next_frame(connection, &frame) != 1) die("syncd closed the connection before its Welcome");
+    while (next_field(&frame, &field)) {
+        if (field.number == 1 && field.wire_type == 2) return connection; /* welcome */
+        if (field.number == 4 && field.wire_type == 2) print_error("hello", &field), exit(2);
+    }
+    fprintf(stderr, "fanout-peer: syncd answered the Hello with something other than a Welcome\n");
+    exit(2);
+}
+
+/* Response { id = 1, error = 2, … }: its id, 0 and a message if it is an error. */
+static int response_ok(const struct field *response, uint64_t *id, unsigned *result, const char *context) {
+    struct message message = submessage(response);
+    struct field field;
+    int ok = 1;
+    *id = 0;
+    *result = 0;
+    while (next_field(&message, &field)) {
+        if (field.number == 1 && field.wire_type == 0) *id = field.varint;
+        else if (field.wire_type == 2 && field.number >= 2) {
+            *result = field.number;
+            if (field.number == 2) print_error(context, &field), ok = 0;
+        }
+    }
+    return ok;
+}
+
+static uint64_t hex_at(const char *text) {
+    char hex[17];
+    memcpy(hex, text, 16);
+    hex[16] = 0;
+    return strtoull(hex, NULL, 16);
+}
+
+/* The value of a syncd write: a JSON string of `size` bytes, "<time><sequence>xxx…". */
+static void make_json_value(char *value, size_t size, uint64_t sequence) {
+    value[0] = '"';
+    make_value(value + 1, size - 2, sequence);
+    value[size - 1] = '"';
+}
+
+/* A syncd subscriber: watches bench/ (the watch is live when this returns), then call syncd_subscribe_loop. */
+static struct connection *syncd_watch(const char *path) {
+    struct connection *connection = syncd_connect(path, "fanout-peer subscriber");
+    char request[64];
+    write_all(connection->fd, request, encode_watch(request, 1, "bench/"));
+    struct message frame;
+    struct field field;
+    for (;;) {
+        if (next_frame(connection, &frame) != 1) die("syncd closed the connection before the watch response");
+        while (next_field(&frame, &field)) {
+            if (field.number == 4 && field.wire_type == 2) print_error("watch", &field), exit(2);
+            if (field.number != 2 || field.wire_type != 2) continue;
+            uint64_t id;
+            unsigned result;
+            if (!response_ok(&field, &id, &result, "watch")) exit(2);
+            if (id == 1 && result == 8) return connection;
+        }
+    }
+}
+
+/* The changes of one WatchEvent: records each write in `report`, checks it against what came before. */
+static int syncd_event(const struct field *event, uint64_t count, size_t value_size, uint8_t *seen, uint64_t *last_revision,
+                       uint64_t *last_sequence, struct report *report, struct anomalies *anomalies) {
+    struct message message = submessage(event);
+    struct field field;
+    uint64_t kind = 0, revision = 0; /* a missing kind is CHANGES (0) */
+    int finished = 0;
+    /* Kind and revision first: protobuf allows any field order. */
+    while (next_field(&message, &field)) {
+        if (field.number == 2 && field.wire_type == 0) kind = field.varint;
+        if (field.number == 3 && field.wire_type == 0) revision = field.varint;
+    }
+    if (kind == 2) return 0; /* PROGRESS */
+    if (kind == 4) {         /* ENDED */
+        anomalies->ended = 1;
+        return 1;
+    }
+    if (revision <= *last_revision) anomalies->out_of_order++;
+    *last_revision = revision;
+    if (kind != 0) anomalies->resyncs++; /* SNAPSHOT or RESYNC: writes in between were skipped */
+    message = submessage(event);
+    while (next_field(&message, &field)) {
+        if (field.number != 4 || field.wire_type != 2) continue;
+        struct message change = submessage(&field), entry = {NULL, NULL};
+        struct field part;
+        uint64_t type = 0;
+        while (next_field(&change, &part)) {
+            if (part.number == 1 && part.wire_type == 0) type = part.varint;
+            if (part.number == 2 && part.wire_type == 2) entry = submessage(&part);
+        }
+        const char *value = NULL;
+        size_t value_length = 0;
+        while (entry.at && next_field(&entry, &part)) {
+            if (part.number == 2 && part.wire_type == 2) value = (const char *)part.data, value_length = part.length;
+        }
+        if (type != 0 || value_length != value_size || value[0] != '"') {
+            anomalies->foreign++;
+            continue;
+        }
+        uint64_t sequence = hex_at(value + 17);
+        if (sequence >= count) {
+            anomalies->foreign++;
+            continue;
+        }
+        if (sequence == count - 1) finished = 1; /* the last write: everything before it came, or never will */
+        if (kind != 0) continue;                 /* a resync's entries are not deliveries */
+        if (seen[sequence]) {
+            anomalies->duplicated++;
+            continue;
+        }
+        if (*last_sequence != UINT64_MAX && sequence < *last_sequence) anomalies->out_of_order++;
+        *last_sequence = sequence;
+        seen[sequence] = 1;
+        record(report, value + 1);
+    }
+    return finished;
+}
+
+/* Reads events until the last write arrived, the watch ended, or nothing came for 60 s. */
+static void syncd_subscribe_loop(struct connection *connection, uint64_t count, size_t value_size, struct report *report,
+                                 struct anomalies *anomalies) {
+    struct timeval second = {.tv_sec = 1};
+    setsockopt(connection->fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof(second));
+    uint8_t *seen = calloc(count, 1);
+    uint64_t last_revision = 0, last_sequence = UINT64_MAX, last_change = now_ns();
+    int finished = 0;
+    while (!finished) {
+        struct message frame;
+        int got = next_frame(connection, &frame);
+        if (got == 0) {
+            fprintf(stderr, "fanout-peer: syncd closed a subscriber's connection\n");
+            break;
+        }
+        if (got < 0) {
+            if (now_ns() - last_change > 60000000000ull) {
+                fprintf(stderr, "fanout-peer: a subscriber got no change for 60 s\n");
+                break;
+            }
+            continue;
+        }
+        struct field field;
+        while (next_field(&frame, &field)) {
+            if (field.number == 4 && field.wire_type == 2) {
+                print_error("subscriber", &field);
+                finished = 1;
+            } else if (field.number == 3 && field.wire_type == 2) {
+                uint64_t before = report->received;
+                finished |= syncd_event(&field, count, value_size, seen, &last_revision, &last_sequence, report, anomalies);
+                if (report->received != before) last_change = now_ns();
+            }
+        }
+    }
+    if (anomalies->ended) fprintf(stderr, "fanout-peer: syncd ended a subscriber's watch\n");
+    report->finished_ns = now_ns();
+    free(seen);
+}
+
+/* The writer: COUNT puts, `pipeline` in flight, or one at a time paced at `rate` per second. */
+static void syncd_write(struct connection *connection, uint64_t count, int pipeline, size_t value_size, int rate, pid_t *children,
+                        int subscribers) {
+    size_t frame_bound = value_size + 64;
+    char *batch = malloc((size_t)pipeline * frame_bound), *value = malloc(value_size), key[32];
+    uint64_t sent = 0, acknowledged = 0;
+    uint64_t interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, next = now_ns();
+    while (acknowledged < count) {
+        size_t length = 0;
+        while (sent < count && sent - acknowledged < (uint64_t)(rate > 0 ? 1 : pipeline)) {
+            if (rate > 0) {
+                while (now_ns() < next) {}
+                next += interval;
+            }
+            snprintf(key, sizeof(key), "bench/%d", (int)(sent % 1000));
+            make_json_value(value, value_size, sent);
+            length += encode_put(batch + length, sent + 1, key, value, value_size);
+            sent++;
+        }
+        if (length > 0) write_all(connection->fd, batch, length);
+        int got = fill(connection);
+        if (got <= 0) {
+            fprintf(stderr, "fanout-peer: syncd closed the writer's connection\n");
+            goto fail;
+        }
+        struct message frame;
+        while (take_frame(connection, &frame)) {
+            struct field field;
+            while (next_field(&frame, &field)) {
+                if (field.number == 4 && field.wire_type == 2) {
+                    print_error("writer", &field);
+                    goto fail;
+                }
+                if (field.number != 2 || field.wire_type != 2) continue;
+                uint64_t id;
+                unsigned result;
+                if (!response_ok(&field, &id, &result, "put")) goto fail;
+                if (result != 4 || id < 1 || id > sent) {
+                    fprintf(stderr, "fanout-peer: unexpected response %llu (result field %u)\n", (unsigned long long)id, result);
+                    goto fail;
+                }
+                acknowledged++;
+            }
+        }
+    }
+    free(batch);
+    free(value);
+    return;
+fail:
+    for (int index = 0; index < subscribers; index++) kill(children[index], SIGTERM);
+    exit(2);
+}
+
 static int percentile(const uint64_t *histogram, uint64_t total, double p) {
     uint64_t target = (uint64_t)((double)total * p), seen = 0;
     for (int bucket = 0; bucket < BUCKETS; bucket++) {
@@ -131,10 +576,15 @@ static int percentile(const uint64_t *histogram, uint64_t total, double p) {
 int main(int argc, char **argv) {
     if (argc < 7) {
         fprintf(stderr, "usage: fanout-peer redis SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
+                        "       fanout-peer syncd SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
                         "       fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE\n");
         return 2;
     }
-    int redis = strcmp(argv[1], "redis") == 0;
+    int redis = strcmp(argv[1], "redis") == 0, syncd = strcmp(argv[1], "syncd") == 0, raw = strcmp(argv[1], "raw") == 0;
+    if (!redis && !syncd && !raw) {
+        fprintf(stderr, "fanout-peer: the mode is redis, syncd or raw\n");
+        return 2;
+    }
     const char *where = argv[2];
     int subscribers = atoi(argv[3]);
     uint64_t count = strtoull(argv[4], NULL, 10);
@@ -145,10 +595,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fanout-peer: subscribers, count and pipeline must be at least 1, value size at least 32\n");
         return 2;
     }
+    if (syncd && value_size < 34) {
+        fprintf(stderr, "fanout-peer: value size at least 34 for syncd (a JSON string: quotes, time, sequence)\n");
+        return 2;
+    }
 
     char raw_path[108];
     int listener = -1;
-    if (!redis) {
+    if (raw) {
         snprintf(raw_path, sizeof(raw_path), "%s/raw-fanout.sock", where);
         unlink(raw_path);
         listener = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -160,11 +614,22 @@ int main(int argc, char **argv) {
 
     /* One results pipe per subscriber: a report is larger than the pipe writes that stay whole. */
     int ready[2], (*results)[2] = calloc((size_t)subscribers, sizeof(int[2]));
+    pid_t *children = calloc((size_t)subscribers, sizeof(pid_t));
     if (pipe(ready) != 0) die("pipe");
     for (int index = 0; index < subscribers; index++) {
         if (pipe(results[index]) != 0) die("pipe");
-        if (fork() != 0) continue;
+        if ((children[index] = fork()) != 0) {
+            if (children[index] < 0) die("fork");
+            continue;
+        }
         struct report *report = calloc(1, sizeof(struct report));
+        if (syncd) {
+            struct connection *connection = syncd_watch(where);
+            write_all(ready[1], "r", 1);
+            syncd_subscribe_loop(connection, count, value_size, report, &report->anomalies);
+            write_all(results[index][1], (const char *)report, sizeof(struct report));
+            _exit(0);
+        }
         int fd = connect_unix(redis ? where : raw_path);
         char marker[64];
         if (redis) {
@@ -188,7 +653,7 @@ int main(int argc, char **argv) {
     }
 
     int *raw_clients = NULL;
-    if (!redis) {
+    if (raw) {
         raw_clients = calloc((size_t)subscribers, sizeof(int));
         for (int index = 0; index < subscribers; index++) raw_clients[index] = accept(listener, NULL, NULL);
     }
@@ -197,9 +662,13 @@ int main(int argc, char **argv) {
         if (read(ready[0], &byte, 1) != 1) die("ready");
     }
 
+    /* The syncd writer says Hello before the clock starts. */
+    struct connection *writer = syncd ? syncd_connect(where, "fanout-peer writer") : NULL;
     uint64_t started = now_ns();
     char *value = malloc(value_size);
-    if (redis) {
+    if (syncd) {
+        syncd_write(writer, count, pipeline, value_size, rate, children, subscribers);
+    } else if (redis) {
         int fd = connect_unix(where);
         char *batch = malloc((size_t)pipeline * (value_size * 2 + 256));
         char replies[1 << 16];
@@ -258,6 +727,7 @@ int main(int argc, char **argv) {
     uint64_t *histogram = calloc(BUCKETS, sizeof(uint64_t)), delivered = 0, last_finish = writes_done;
     struct report *report = malloc(sizeof(struct report));
     int complete = 1;
+    struct anomalies anomalies = {0};
     for (int index = 0; index < subscribers; index++) {
         size_t got = 0;
         while (got < sizeof(struct report)) {
@@ -267,11 +737,16 @@ int main(int argc, char **argv) {
         }
         if (report->received != count) complete = 0;
         delivered += report->received;
+        anomalies.duplicated += report->anomalies.duplicated;
+        anomalies.out_of_order += report->anomalies.out_of_order;
+        anomalies.resyncs += report->anomalies.resyncs;
+        anomalies.foreign += report->anomalies.foreign;
+        anomalies.ended |= report->anomalies.ended;
         if (report->finished_ns > last_finish) last_finish = report->finished_ns;
         for (int bucket = 0; bucket < BUCKETS; bucket++) histogram[bucket] += report->histogram[bucket];
     }
     while (wait(NULL) > 0) {}
-    if (!redis) unlink(raw_path);
+    if (raw) unlink(raw_path);
 
     printf("{\"writes_per_sec\":%.0f,\"delivered_per_sec\":%.0f,\"p50_us\":%d,\"p99_us\":%d,\"p999_us\":%d}\n",
            (double)count / ((double)(writes_done - started) / 1e9), (double)delivered / ((double)(last_finish - started) / 1e9),
@@ -279,7 +754,16 @@ int main(int argc, char **argv) {
     if (!complete) {
         fprintf(stderr, "fanout-peer: a subscriber missed messages (%llu of %llu delivered)\n", (unsigned long long)delivered,
                 (unsigned long long)(count * (uint64_t)subscribers));
-        return 1;
     }
+    int wrong = anomalies.duplicated || anomalies.out_of_order || anomalies.resyncs || anomalies.ended;
+    if (wrong) {
+        fprintf(stderr, "fanout-peer: delivery was wrong: %llu duplicated, %llu out of order, %llu resyncs%s\n",
+                (unsigned long long)anomalies.duplicated, (unsigned long long)anomalies.out_of_order,
+                (unsigned long long)anomalies.resyncs, anomalies.ended ? ", a watch ended" : "");
+    }
+    if (!complete || wrong) return 1;
+    if (anomalies.foreign)
+        fprintf(stderr, "fanout-peer: ignored %llu changes under bench/ that this run did not write\n",
+                (unsigned long long)anomalies.foreign);
     return 0;
 }
