@@ -2,8 +2,9 @@
 # Whether heavy requests hold up everyone else: another client's write round trip (1 connection,
 # 1,000 writes a second for 10 s, each timed from when it was due, so a stall counts for every
 # write it delays) while syncd, holding 1,000,000 keys, answers a list of all of them, a watch
-# snapshot of all of them, a backup of its database, or a restore, each over and over. Prints a
-# Markdown table: the write's p50, p99, p99.9 and longest with each running, and idle.
+# snapshot of all of them, a backup of its database, or a restore, each over and over, then the
+# last three at once. Prints a Markdown table: the write's p50, p99, p99.9 and longest with each
+# running, and idle.
 #
 #   scripts/bench-loop-blocking.sh [--keys N] [--bin DIR]
 #
@@ -30,12 +31,12 @@ syncd="${SYNCD:-$bin/syncd}"
 syncctl="$bin/syncctl"
 
 dir="$(mktemp -d /tmp/bench-loop-blocking.XXXXXX)"
-syncd_pid="" load_pid=""
+syncd_pid="" load_pids=()
 stop_load() {
-    if [ -n "$load_pid" ]; then
-        kill "$load_pid" 2>/dev/null || true
-        wait "$load_pid" 2>/dev/null || true
-        load_pid=""
+    if [ ${#load_pids[@]} -gt 0 ]; then
+        kill "${load_pids[@]}" 2>/dev/null || true
+        wait "${load_pids[@]}" 2>/dev/null || true
+        load_pids=()
         # syncd finishes what the last one asked for (a client that goes away does not stop it),
         # and the disk writes back what it wrote, which would slow the next scenario's commits.
         sleep 5
@@ -72,7 +73,7 @@ load() {
             wait "$child" || true
         done
     ) &
-    load_pid=$!
+    load_pids+=($!)
     # Let the first run get going.
     sleep 0.5
 }
@@ -97,6 +98,11 @@ echo "| a backup (${backup_mb} MB) | $(probe) |"
 stop_load
 load ctl restore "$dir/backup.sqlite"
 echo "| a restore of that backup | $(probe) |"
+stop_load
+load ctl bench snapshot --prefix bench/ --count 1000000
+load ctl backup "$dir/copy.sqlite"
+load ctl restore "$dir/backup.sqlite"
+echo "| a snapshot, a backup and a restore at once | $(probe) |"
 stop_load
 if [ -s "$dir/load.err" ]; then
     echo "heavy requests failed:" >&2

@@ -195,13 +195,10 @@ final class StateEngine: Sendable {
         return selected
     }
 
-    /// Runs CPU-bound work (reading a large range of entries, encoding it) on NIO's thread pool.
+    /// Runs CPU-bound work (reading a large range of entries, encoding it) in the background
+    /// (``BackgroundWork``).
     static func onThreadPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(SharedStateError) -> T {
-        do {
-            return try await NIOThreadPool.singleton.runIfActive { work() }
-        } catch {
-            throw SharedStateError(.unavailable, "syncd is shutting down")
-        }
+        try await BackgroundWork.run { work() }
     }
 
     /// `prefixes` without those another one covers (`a/b/` under `a/`), in byte order: their

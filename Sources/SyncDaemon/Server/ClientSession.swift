@@ -201,17 +201,12 @@ final class ClientSession {
         }
     }
 
-    /// Runs blocking file I/O on NIO's thread pool, keeping its `SharedStateError`.
+    /// Runs blocking file I/O or long work in the background (``BackgroundWork``), keeping its
+    /// `SharedStateError`.
     static func onThreadPool<T: Sendable>(
         _ work: @escaping @Sendable () throws(SharedStateError) -> T
     ) async throws(SharedStateError) -> T {
-        do {
-            return try await NIOThreadPool.singleton.runIfActive { try work() }
-        } catch let error as SharedStateError {
-            throw error
-        } catch {
-            throw SharedStateError(.unavailable, "blocking I/O failed: \(error)")
-        }
+        try await BackgroundWork.run(work)
     }
 
     /// A request answered off the event loop: `work` runs as a ``Suspension``, its result is the
