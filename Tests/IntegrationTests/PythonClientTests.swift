@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// The Python client's pytest suite (clients/python/tests) against the syncd built next to these
+/// tests. It runs in the venv `.ci/run` creates at `.build/python-venv`; when that is missing,
+/// the test creates it (python3 -m venv, then pip from PyPI), so `swift test` alone works too.
+@Suite(.timeLimit(.minutes(10))) struct PythonClientTests {
+    @Test func thePytestSuitePassesAgainstTheBuiltSyncd() async throws {
+        let scratch = try Scratch()
+        let python = try await PythonEnvironment.prepare(scratch: scratch)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SYNCD_BINARY"] = try Binaries.path("syncd")
+        // The checkout's code, whatever version of it the venv has installed.
+        environment["PYTHONPATH"] = PythonEnvironment.client + "/src"
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        let pytest = try ChildProcess(
+            python,
+            ["-m", "pytest", PythonEnvironment.client + "/tests", "-q", "-p", "no:cacheprovider"],
+            scratch: scratch,
+            name: "pytest",
+            environment: environment
+        )
+        let status = try await pytest.waitForExit(timeout: .seconds(480))
+        #expect(status == 0, "pytest failed:\n\(pytest.stdout)\n\(pytest.stderr)")
+    }
+}
+
+/// The venv the Python client's tests run in.
+enum PythonEnvironment {
+    /// The repository's root: this file is `Tests/IntegrationTests/PythonClientTests.swift`.
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+    static let client = root + "/clients/python"
+    static let venv = root + "/.build/python-venv"
+
+    /// The venv's python, after creating the venv and installing the client and pytest into it
+    /// if they are not there yet.
+    static func prepare(scratch: Scratch) async throws -> String {
+        let python = venv + "/bin/python"
+        if !FileManager.default.isExecutableFile(atPath: python) {
+            try await run("/usr/bin/env", ["python3", "-m", "venv", venv], scratch: scratch, name: "venv")
+        }
+        let probe = try ChildProcess(python, ["-c", "import google.protobuf, pytest, pytest_timeout"], scratch: scratch, name: "probe")
+        if try await probe.waitForExit() != 0 {
+            try await run(
+                python,
+                ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", client + "[test]"],
+                scratch: scratch,
+                name: "pip"
+            )
+        }
+        return python
+    }
+
+    private static func run(_ executable: String, _ arguments: [String], scratch: Scratch, name: String) async throws {
+        let child = try ChildProcess(executable, arguments, scratch: scratch, name: name)
+        let status = try await child.waitForExit(timeout: .seconds(300))
+        guard status == 0 else {
+            let command = ([executable] + arguments).joined(separator: " ")
+            throw TestFailure("\(command) exited with \(status):\n\(child.stdout)\n\(child.stderr)")
+        }
+    }
+}

@@ -1,0 +1,495 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+ADMISSION_CLIENT: Admission
+ADMISSION_RESERVED: Admission
+ADMISSION_WAITING_FOR_HELLO: Admission
+CHANGE_TYPE_DELETE: ChangeType
+CHANGE_TYPE_PUT: ChangeType
+DESCRIPTOR: _descriptor.FileDescriptor
+ERROR_CODE_COMPACTED: ErrorCode
+ERROR_CODE_CONFLICT: ErrorCode
+ERROR_CODE_FUTURE_REVISION: ErrorCode
+ERROR_CODE_INTERNAL: ErrorCode
+ERROR_CODE_INVALID_ARGUMENT: ErrorCode
+ERROR_CODE_LIMIT_REACHED: ErrorCode
+ERROR_CODE_NOT_FOUND: ErrorCode
+ERROR_CODE_PERMISSION_DENIED: ErrorCode
+ERROR_CODE_PROTOCOL: ErrorCode
+ERROR_CODE_TOO_LARGE: ErrorCode
+ERROR_CODE_UNAVAILABLE: ErrorCode
+ERROR_CODE_UNSPECIFIED: ErrorCode
+EVENT_KIND_CHANGES: EventKind
+EVENT_KIND_ENDED: EventKind
+EVENT_KIND_PROGRESS: EventKind
+EVENT_KIND_RESYNC: EventKind
+EVENT_KIND_SNAPSHOT: EventKind
+
+class BackupRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class BackupResponse(_message.Message):
+    __slots__ = ["revision", "size", "transfer_id"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    size: int
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ..., size: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class CancelWatchRequest(_message.Message):
+    __slots__ = ["watch_id"]
+    WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    watch_id: int
+    def __init__(self, watch_id: _Optional[int] = ...) -> None: ...
+
+class CancelWatchResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class Change(_message.Message):
+    __slots__ = ["entry", "type"]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    entry: Entry
+    type: ChangeType
+    def __init__(self, type: _Optional[_Union[ChangeType, str]] = ..., entry: _Optional[_Union[Entry, _Mapping]] = ...) -> None: ...
+
+class ClientFrame(_message.Message):
+    __slots__ = ["hello", "request"]
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    hello: Hello
+    request: Request
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., request: _Optional[_Union[Request, _Mapping]] = ...) -> None: ...
+
+class ClientInfo(_message.Message):
+    __slots__ = ["admission", "connected_seconds", "gid", "name", "pid", "queued_bytes", "resyncs", "session_id", "uid", "watches"]
+    ADMISSION_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    RESYNCS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    WATCHES_FIELD_NUMBER: _ClassVar[int]
+    admission: Admission
+    connected_seconds: float
+    gid: int
+    name: str
+    pid: int
+    queued_bytes: int
+    resyncs: int
+    session_id: int
+    uid: int
+    watches: int
+    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ...) -> None: ...
+
+class ClientsRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ClientsResponse(_message.Message):
+    __slots__ = ["clients"]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    clients: _containers.RepeatedCompositeFieldContainer[ClientInfo]
+    def __init__(self, clients: _Optional[_Iterable[_Union[ClientInfo, _Mapping]]] = ...) -> None: ...
+
+class CompactRequest(_message.Message):
+    __slots__ = ["revision"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    def __init__(self, revision: _Optional[int] = ...) -> None: ...
+
+class CompactResponse(_message.Message):
+    __slots__ = ["compacted_revision"]
+    COMPACTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    compacted_revision: int
+    def __init__(self, compacted_revision: _Optional[int] = ...) -> None: ...
+
+class Compare(_message.Message):
+    __slots__ = ["key", "value", "version"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: bytes
+    version: int
+    def __init__(self, key: _Optional[str] = ..., version: _Optional[int] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ["if_version", "key"]
+    IF_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    if_version: int
+    key: str
+    def __init__(self, key: _Optional[str] = ..., if_version: _Optional[int] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ["revision"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    def __init__(self, revision: _Optional[int] = ...) -> None: ...
+
+class Entry(_message.Message):
+    __slots__ = ["create_revision", "ephemeral_session", "key", "mod_revision", "value", "version"]
+    CREATE_REVISION_FIELD_NUMBER: _ClassVar[int]
+    EPHEMERAL_SESSION_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    MOD_REVISION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    create_revision: int
+    ephemeral_session: int
+    key: str
+    mod_revision: int
+    value: bytes
+    version: int
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., version: _Optional[int] = ..., create_revision: _Optional[int] = ..., mod_revision: _Optional[int] = ..., ephemeral_session: _Optional[int] = ...) -> None: ...
+
+class Error(_message.Message):
+    __slots__ = ["code", "message"]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: ErrorCode
+    message: str
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class GetRequest(_message.Message):
+    __slots__ = ["key"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class GetResponse(_message.Message):
+    __slots__ = ["entry", "revision"]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    entry: Entry
+    revision: int
+    def __init__(self, entry: _Optional[_Union[Entry, _Mapping]] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class Hello(_message.Message):
+    __slots__ = ["client_name", "protocol_version"]
+    CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    client_name: str
+    protocol_version: int
+    def __init__(self, protocol_version: _Optional[int] = ..., client_name: _Optional[str] = ...) -> None: ...
+
+class HistoryRequest(_message.Message):
+    __slots__ = ["key", "limit"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    limit: int
+    def __init__(self, key: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class HistoryResponse(_message.Message):
+    __slots__ = ["changes", "compacted_revision"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    COMPACTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[Change]
+    compacted_revision: int
+    def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., compacted_revision: _Optional[int] = ...) -> None: ...
+
+class ListRequest(_message.Message):
+    __slots__ = ["limit", "prefix"]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    prefix: str
+    def __init__(self, prefix: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ListResponse(_message.Message):
+    __slots__ = ["entries", "revision", "truncated"]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[Entry]
+    revision: int
+    truncated: bool
+    def __init__(self, entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., revision: _Optional[int] = ..., truncated: bool = ...) -> None: ...
+
+class Operation(_message.Message):
+    __slots__ = ["delete", "put"]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    PUT_FIELD_NUMBER: _ClassVar[int]
+    delete: DeleteRequest
+    put: PutRequest
+    def __init__(self, put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ...) -> None: ...
+
+class PutRequest(_message.Message):
+    __slots__ = ["ephemeral", "if_version", "key", "value"]
+    EPHEMERAL_FIELD_NUMBER: _ClassVar[int]
+    IF_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    ephemeral: bool
+    if_version: int
+    key: str
+    value: bytes
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., if_version: _Optional[int] = ..., ephemeral: bool = ...) -> None: ...
+
+class PutResponse(_message.Message):
+    __slots__ = ["revision", "version"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    version: int
+    def __init__(self, revision: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
+
+class Request(_message.Message):
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "get", "history", "id", "list", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    BACKUP_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    GET_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LIST_FIELD_NUMBER: _ClassVar[int]
+    PUT_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TRANSACTION_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_END_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_READ_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_WRITE_FIELD_NUMBER: _ClassVar[int]
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    backup: BackupRequest
+    cancel_watch: CancelWatchRequest
+    clients: ClientsRequest
+    compact: CompactRequest
+    delete: DeleteRequest
+    get: GetRequest
+    history: HistoryRequest
+    id: int
+    list: ListRequest
+    put: PutRequest
+    restore: RestoreRequest
+    status: StatusRequest
+    transaction: TransactionRequest
+    transfer_end: TransferEndRequest
+    transfer_read: TransferReadRequest
+    transfer_write: TransferWriteRequest
+    watch: WatchRequest
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ...) -> None: ...
+
+class Response(_message.Message):
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "error", "get", "history", "id", "list", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    BACKUP_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    GET_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LIST_FIELD_NUMBER: _ClassVar[int]
+    PUT_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TRANSACTION_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_END_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_READ_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_WRITE_FIELD_NUMBER: _ClassVar[int]
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    backup: BackupResponse
+    cancel_watch: CancelWatchResponse
+    clients: ClientsResponse
+    compact: CompactResponse
+    delete: DeleteResponse
+    error: Error
+    get: GetResponse
+    history: HistoryResponse
+    id: int
+    list: ListResponse
+    put: PutResponse
+    restore: RestoreResponse
+    status: StatusResponse
+    transaction: TransactionResponse
+    transfer_end: TransferEndResponse
+    transfer_read: TransferReadResponse
+    transfer_write: TransferWriteResponse
+    watch: WatchResponse
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ...) -> None: ...
+
+class RestoreRequest(_message.Message):
+    __slots__ = ["transfer_id"]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ...) -> None: ...
+
+class RestoreResponse(_message.Message):
+    __slots__ = ["deletes", "puts", "revision"]
+    DELETES_FIELD_NUMBER: _ClassVar[int]
+    PUTS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    deletes: int
+    puts: int
+    revision: int
+    def __init__(self, revision: _Optional[int] = ..., puts: _Optional[int] = ..., deletes: _Optional[int] = ...) -> None: ...
+
+class ServerFrame(_message.Message):
+    __slots__ = ["event", "fatal", "response", "welcome"]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    FATAL_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    event: WatchEvent
+    fatal: Error
+    response: Response
+    welcome: Welcome
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., response: _Optional[_Union[Response, _Mapping]] = ..., event: _Optional[_Union[WatchEvent, _Mapping]] = ..., fatal: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class StatusResponse(_message.Message):
+    __slots__ = ["clients", "compacted_revision", "database_bytes", "database_path", "keys", "revision", "server_version", "uptime_seconds", "watches"]
+    CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    COMPACTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_PATH_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    WATCHES_FIELD_NUMBER: _ClassVar[int]
+    clients: int
+    compacted_revision: int
+    database_bytes: int
+    database_path: str
+    keys: int
+    revision: int
+    server_version: str
+    uptime_seconds: float
+    watches: int
+    def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ...) -> None: ...
+
+class TransactionRequest(_message.Message):
+    __slots__ = ["compares", "on_failure", "on_success"]
+    COMPARES_FIELD_NUMBER: _ClassVar[int]
+    ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    compares: _containers.RepeatedCompositeFieldContainer[Compare]
+    on_failure: _containers.RepeatedCompositeFieldContainer[Operation]
+    on_success: _containers.RepeatedCompositeFieldContainer[Operation]
+    def __init__(self, compares: _Optional[_Iterable[_Union[Compare, _Mapping]]] = ..., on_success: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ..., on_failure: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ...) -> None: ...
+
+class TransactionResponse(_message.Message):
+    __slots__ = ["revision", "succeeded"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    succeeded: bool
+    def __init__(self, succeeded: bool = ..., revision: _Optional[int] = ...) -> None: ...
+
+class TransferEndRequest(_message.Message):
+    __slots__ = ["transfer_id"]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ...) -> None: ...
+
+class TransferEndResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class TransferReadRequest(_message.Message):
+    __slots__ = ["length", "offset", "transfer_id"]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    length: int
+    offset: int
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
+
+class TransferReadResponse(_message.Message):
+    __slots__ = ["data"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class TransferWriteRequest(_message.Message):
+    __slots__ = ["data", "transfer_id"]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class TransferWriteResponse(_message.Message):
+    __slots__ = ["size", "transfer_id"]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    TRANSFER_ID_FIELD_NUMBER: _ClassVar[int]
+    size: int
+    transfer_id: int
+    def __init__(self, transfer_id: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+
+class WatchEvent(_message.Message):
+    __slots__ = ["changes", "error", "kind", "revision", "watch_id"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[Change]
+    error: Error
+    kind: EventKind
+    revision: int
+    watch_id: int
+    def __init__(self, watch_id: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., revision: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ["after_revision", "prefixes", "snapshot"]
+    AFTER_REVISION_FIELD_NUMBER: _ClassVar[int]
+    PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    after_revision: int
+    prefixes: _containers.RepeatedScalarFieldContainer[str]
+    snapshot: bool
+    def __init__(self, prefixes: _Optional[_Iterable[str]] = ..., snapshot: bool = ..., after_revision: _Optional[int] = ...) -> None: ...
+
+class WatchResponse(_message.Message):
+    __slots__ = ["revision", "watch_id"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    watch_id: int
+    def __init__(self, watch_id: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
+
+class Welcome(_message.Message):
+    __slots__ = ["protocol_version", "revision", "server_version", "session_id"]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: int
+    revision: int
+    server_version: str
+    session_id: int
+    def __init__(self, protocol_version: _Optional[int] = ..., revision: _Optional[int] = ..., session_id: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
+
+class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Admission(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ChangeType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

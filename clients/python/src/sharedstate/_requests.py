@@ -1,0 +1,255 @@
+"""Request frames and the results read from their responses, shared by the blocking and the
+asyncio client so that both check and encode the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._generated import sharedstate_pb2 as pb
+from .errors import InvalidArgument, TooLarge
+from .types import (
+    Change,
+    ClientInfo,
+    Compare,
+    Delete,
+    Entry,
+    History,
+    Limits,
+    ListResult,
+    Operation,
+    Put,
+    PutResult,
+    Status,
+    TransactionResult,
+    encode_value,
+)
+
+#: What a write leaves this client holding: for each key it wrote, the value when it is an
+#: ephemeral key of this client's session now, else ``None``.
+PresenceNotes = list[tuple[str, "bytes | None"]]
+
+
+def check_key(key: str, limits: Limits, what: str = "key") -> None:
+    """Refuses what would break the frame or the limits; syncd checks the rest (segments,
+    control characters, normalization) and says what is wrong."""
+    if not isinstance(key, str):
+        raise InvalidArgument(f"a {what} is a str, not {type(key).__name__}")
+    try:
+        size = len(key.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} {key!r} is not valid Unicode text (it holds a lone surrogate)") from None
+    if size > limits.max_key_bytes:
+        raise TooLarge(f"{what} is {size} bytes of UTF-8; the limit is {limits.max_key_bytes}")
+
+
+def check_value(data: bytes, limits: Limits) -> None:
+    if len(data) > limits.max_value_bytes:
+        raise TooLarge(f"the value is {len(data)} bytes; the limit is {limits.max_value_bytes}")
+
+
+def prefixes_of(prefixes: str | Iterable[str], limits: Limits) -> list[str]:
+    result = [prefixes] if isinstance(prefixes, str) else list(prefixes)
+    for prefix in result:
+        check_key(prefix, limits, "prefix")
+    return result
+
+
+def _check_version(if_version: int | None) -> None:
+    if if_version is not None and (not isinstance(if_version, int) or if_version < 0):
+        raise InvalidArgument(f"if_version must be a version (an int, 0 or more), not {if_version!r}")
+
+
+# Requests
+
+
+def get_request(key: str, limits: Limits) -> pb.ClientFrame:
+    check_key(key, limits)
+    frame = pb.ClientFrame()
+    frame.request.get.key = key
+    return frame
+
+
+def put_request(key: str, data: bytes, if_version: int | None, ephemeral: bool, limits: Limits) -> pb.ClientFrame:
+    check_key(key, limits)
+    check_value(data, limits)
+    _check_version(if_version)
+    frame = pb.ClientFrame()
+    _fill_put(frame.request.put, key, data, if_version, ephemeral)
+    return frame
+
+
+def _fill_put(put: pb.PutRequest, key: str, data: bytes, if_version: int | None, ephemeral: bool) -> None:
+    put.key = key
+    put.value = data
+    if if_version is not None:
+        # A proto3 optional: setting it, 0 included, sends it.
+        put.if_version = if_version
+    put.ephemeral = ephemeral
+
+
+def delete_request(key: str, if_version: int | None, limits: Limits) -> pb.ClientFrame:
+    check_key(key, limits)
+    _check_version(if_version)
+    frame = pb.ClientFrame()
+    frame.request.delete.key = key
+    if if_version is not None:
+        frame.request.delete.if_version = if_version
+    return frame
+
+
+def list_request(prefix: str, limit: int | None, limits: Limits) -> pb.ClientFrame:
+    check_key(prefix, limits, "prefix")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise InvalidArgument(f"a list limit must be at least 1, not {limit!r}")
+    frame = pb.ClientFrame()
+    frame.request.list.prefix = prefix
+    frame.request.list.limit = min(limit or 0, 0xFFFFFFFF)
+    return frame
+
+
+def transaction_request(
+    compares: Sequence[Compare], on_success: Sequence[Operation], on_failure: Sequence[Operation], limits: Limits
+) -> tuple[pb.ClientFrame, PresenceNotes, PresenceNotes]:
+    """The frame, and what each branch leaves this client holding."""
+    frame = pb.ClientFrame()
+    transaction = frame.request.transaction
+    # SetInParent: an empty transaction is still a transaction.
+    transaction.SetInParent()
+    for compare in compares:
+        if not isinstance(compare, Compare):
+            raise InvalidArgument(f"a compare is a sharedstate.Compare, not {type(compare).__name__}")
+        check_key(compare.key, limits)
+        message = transaction.compares.add(key=compare.key)
+        if compare.value is not None:
+            message.value = compare.value
+        elif compare.version is not None:
+            message.version = compare.version
+        else:
+            raise InvalidArgument(f"the compare of {compare.key!r} names neither a version nor a value")
+    success = _add_operations(transaction.on_success, on_success, limits)
+    failure = _add_operations(transaction.on_failure, on_failure, limits)
+    return frame, success, failure
+
+
+def _add_operations(container: Any, operations: Sequence[Operation], limits: Limits) -> PresenceNotes:
+    notes: PresenceNotes = []
+    for operation in operations:
+        if isinstance(operation, Put):
+            data = encode_value(operation.value)
+            check_key(operation.key, limits)
+            check_value(data, limits)
+            _check_version(operation.if_version)
+            _fill_put(container.add().put, operation.key, data, operation.if_version, operation.ephemeral)
+            notes.append((operation.key, data if operation.ephemeral else None))
+        elif isinstance(operation, Delete):
+            check_key(operation.key, limits)
+            _check_version(operation.if_version)
+            delete = container.add().delete
+            delete.key = operation.key
+            if operation.if_version is not None:
+                delete.if_version = operation.if_version
+            notes.append((operation.key, None))
+        else:
+            raise InvalidArgument(f"an operation is a sharedstate.Put or sharedstate.Delete, not {type(operation).__name__}")
+    return notes
+
+
+def status_request() -> pb.ClientFrame:
+    frame = pb.ClientFrame()
+    frame.request.status.SetInParent()
+    return frame
+
+
+def compact_request(revision: int) -> pb.ClientFrame:
+    if not isinstance(revision, int) or revision < 0:
+        raise InvalidArgument(f"a revision is an int, 0 or more, not {revision!r}")
+    frame = pb.ClientFrame()
+    frame.request.compact.revision = revision
+    return frame
+
+
+def history_request(key: str, limit: int | None, limits: Limits) -> pb.ClientFrame:
+    check_key(key, limits)
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise InvalidArgument(f"a history limit must be at least 1, not {limit!r}")
+    frame = pb.ClientFrame()
+    frame.request.history.key = key
+    frame.request.history.limit = min(limit or 0, 0xFFFFFFFF)
+    return frame
+
+
+def clients_request() -> pb.ClientFrame:
+    frame = pb.ClientFrame()
+    frame.request.clients.SetInParent()
+    return frame
+
+
+# Results
+
+
+def entry_of(response: pb.GetResponse) -> Entry:
+    return Entry.from_wire(response.entry)
+
+
+def put_result_of(response: pb.PutResponse) -> PutResult:
+    return PutResult(response.revision, response.version)
+
+
+def list_result_of(response: pb.ListResponse) -> ListResult:
+    return ListResult([Entry.from_wire(entry) for entry in response.entries], response.revision, response.truncated)
+
+
+def transaction_result_of(response: pb.TransactionResponse) -> TransactionResult:
+    return TransactionResult(response.succeeded, response.revision)
+
+
+def status_of(response: pb.StatusResponse) -> Status:
+    return Status(
+        response.revision,
+        response.keys,
+        response.clients,
+        response.watches,
+        response.compacted_revision,
+        response.database_bytes,
+        response.uptime_seconds,
+        response.server_version,
+        response.database_path,
+    )
+
+
+def history_of(response: pb.HistoryResponse) -> History:
+    return History([Change.from_wire(change) for change in response.changes], response.compacted_revision)
+
+
+def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:
+    return [
+        ClientInfo(
+            client.session_id,
+            client.name,
+            client.pid,
+            client.uid,
+            client.gid,
+            client.watches,
+            client.queued_bytes,
+            client.resyncs,
+            client.connected_seconds,
+            _ADMISSIONS.get(client.admission, "client"),
+        )
+        for client in response.clients
+    ]
+
+
+_ADMISSIONS = {
+    pb.ADMISSION_WAITING_FOR_HELLO: "waitingForHello",
+    pb.ADMISSION_CLIENT: "client",
+    pb.ADMISSION_RESERVED: "reserved",
+}
+
+
+def watch_start(from_revision: int | None) -> tuple[str, int]:
+    if from_revision is None:
+        return ("snapshot", 0)
+    if not isinstance(from_revision, int) or from_revision < 0:
+        raise InvalidArgument(f"from_revision is a revision (an int, 0 or more), not {from_revision!r}")
+    return ("after", from_revision)

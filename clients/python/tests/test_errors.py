@@ -1,0 +1,182 @@
+"""Bad input gives typed errors with syncd's own message, and never costs the connection."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import sharedstate
+from sharedstate import Put, RawJSON
+from sharedstate._generated import sharedstate_pb2 as pb
+
+from .conftest import Daemon
+
+
+@pytest.mark.parametrize(
+    ("key", "error", "mentions"),
+    [
+        ("a//b", sharedstate.InvalidArgument, "a//b"),
+        ("/a", sharedstate.InvalidArgument, "/a"),
+        ("a/", sharedstate.InvalidArgument, "a/"),
+        ("", sharedstate.InvalidArgument, "empty"),
+        ("bell\x07", sharedstate.InvalidArgument, "control"),
+        ("e\u0301", sharedstate.InvalidArgument, "normalization"),
+    ],
+)
+def test_syncd_refuses_malformed_keys_with_its_message(
+    client: sharedstate.Client, key: str, error: type[sharedstate.SharedStateError], mentions: str
+) -> None:
+    with pytest.raises(error) as raised:
+        client.put(key, 1)
+    assert raised.value.code == error.code
+    assert mentions.lower() in raised.value.message.lower()
+    assert str(raised.value) == raised.value.message
+
+
+@pytest.mark.parametrize("value", ["{bad", "", "1 2", "[1,]", '{"a":1} // no', "NaN"])
+def test_syncd_refuses_values_that_are_not_one_json_document(client: sharedstate.Client, value: str) -> None:
+    with pytest.raises(sharedstate.InvalidArgument) as raised:
+        client.put("bad/value", RawJSON(value))
+    assert raised.value.message
+    assert client.value("bad/value") is None
+
+
+def test_errors_from_syncd_and_their_codes(client: sharedstate.Client) -> None:
+    with pytest.raises(sharedstate.NotFound) as missing:
+        client.get("no/such/key")
+    assert "no/such/key" in missing.value.message and missing.value.code == "notFound"
+    with pytest.raises(sharedstate.NotFound):
+        client.delete("no/such/key")
+    with pytest.raises(sharedstate.TooLarge):
+        client.transaction(on_success=[Put(f"many/{index}", index) for index in range(129)])
+    with pytest.raises(sharedstate.TooLarge):
+        client.watch([f"p{index}/" for index in range(65)]).next_batch(timeout=10)
+    revision = client.status().revision
+    with pytest.raises(sharedstate.FutureRevision):
+        client.watch("x/", from_revision=revision + 100).next_batch(timeout=10)
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.compact(revision + 100)
+    client.put("x/a", 1)
+    client.put("x/a", 2)
+    client.compact(client.status().revision)
+    with pytest.raises(sharedstate.Compacted) as compacted:
+        client.watch("x/", from_revision=revision).next_batch(timeout=10)
+    assert compacted.value.code == "compacted" and compacted.value.message
+    # Every error class is a SharedStateError and keeps the message it was given.
+    for name in ["NotFound", "Conflict", "Compacted", "PermissionDenied", "InvalidArgument", "TooLarge", "Unavailable", "ProtocolError"]:
+        cls = getattr(sharedstate, name)
+        assert issubclass(cls, sharedstate.SharedStateError)
+        assert cls("why").message == "why"
+
+
+def test_limits_past_syncd_s_come_back_from_syncd_and_keep_the_connection(connect: Callable[..., sharedstate.Client]) -> None:
+    # With the client's own checks widened, syncd is the one that refuses.
+    client = connect(limits=sharedstate.Limits(max_key_bytes=10_000, max_value_bytes=3 << 20))
+    session = client.session_id
+    with pytest.raises(sharedstate.TooLarge) as long_key:
+        client.put("k" * 600, 1)
+    assert "512" in long_key.value.message
+    with pytest.raises(sharedstate.TooLarge):
+        client.put("big/value", "x" * (1 << 20))
+    assert client.put("still/connected", True).version == 1
+    assert client.session_id == session
+
+
+def test_input_checked_before_sending(client: sharedstate.Client) -> None:
+    session = client.session_id
+    with pytest.raises(sharedstate.TooLarge):
+        client.put("k" * 513, 1)
+    with pytest.raises(sharedstate.TooLarge):
+        client.put("big/value", "x" * (1 << 20))
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.put("lone\ud800surrogate", 1)
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.put("not/json", object())
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.put("not/json", float("nan"))
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.put("cas/key", 1, if_version=-1)
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.list("", limit=0)
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.watch("x/", from_revision=-1)
+    # None of this reached syncd or cost the connection.
+    assert client.put("still/connected", True).version == 1
+    assert client.session_id == session
+
+
+def test_a_frame_over_the_limit_is_refused_locally(connect: Callable[..., sharedstate.Client]) -> None:
+    client = connect(limits=sharedstate.Limits(max_value_bytes=8 << 20))
+    session = client.session_id
+    with pytest.raises(sharedstate.TooLarge) as raised:
+        client.put("big/value", "x" * (5 << 20))
+    assert "4194304" in raised.value.message
+    assert client.put("still/connected", True).version == 1
+    assert client.session_id == session
+
+
+def test_an_unreachable_socket_is_unavailable_naming_it(scratch: Path) -> None:
+    path = str(scratch / "nobody.sock")
+    with pytest.raises(sharedstate.Unavailable) as raised:
+        sharedstate.connect(path)
+    assert path in raised.value.message
+
+
+def test_calls_fail_at_once_while_syncd_is_away(client: sharedstate.Client, daemon: Daemon) -> None:
+    daemon.kill()
+    client.wait_until(sharedstate.ConnectionState.RECONNECTING, timeout=10)
+    started = time.monotonic()
+    with pytest.raises(sharedstate.Unavailable) as raised:
+        client.put("while/away", 1)
+    assert time.monotonic() - started < 1
+    assert "reconnecting" in raised.value.message
+    daemon.start()
+    client.wait_until(sharedstate.ConnectionState.CONNECTED, timeout=20)
+    assert client.put("while/away", 2).version == 1
+
+
+def test_a_closed_client_is_unavailable(connect: Callable[..., sharedstate.Client]) -> None:
+    client = connect()
+    watch = client.watch("closing/")
+    assert watch.next_batch(timeout=10) is not None
+    client.close()
+    with pytest.raises(sharedstate.Unavailable):
+        client.get("closing/x")
+    with pytest.raises(sharedstate.Unavailable):
+        watch.next_batch(timeout=10)
+    assert client.connection_state is sharedstate.ConnectionState.CLOSED
+
+
+def test_a_peer_that_refuses_the_handshake_is_a_protocol_error(scratch: Path) -> None:
+    path = str(scratch / "fake.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def refuse() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(1024)
+            frame = pb.ServerFrame()
+            frame.fatal.code = pb.ERROR_CODE_PROTOCOL
+            frame.fatal.message = "this peer speaks protocol version 9"
+            payload = frame.SerializeToString()
+            connection.sendall(len(payload).to_bytes(4, "big") + payload)
+            time.sleep(0.2)
+
+    server = threading.Thread(target=refuse, daemon=True)
+    server.start()
+    try:
+        with pytest.raises(sharedstate.ProtocolError) as raised:
+            sharedstate.connect(path, connect_timeout=10)
+        assert raised.value.message == "this peer speaks protocol version 9"
+    finally:
+        server.join(timeout=10)
+        listener.close()
+        os.unlink(path)

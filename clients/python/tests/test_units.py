@@ -1,0 +1,189 @@
+"""The client's pure parts, without syncd: the cursor, the watch buffer's folding, backoff, and
+where the socket is."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from sharedstate import BatchKind, Change, ChangeType, Entry, WatchBatch
+from sharedstate._backoff import Backoff
+from sharedstate._buffer import WatchBuffer, estimated_bytes
+from sharedstate._cursor import WatchCursor
+from sharedstate.locations import SYSTEM_SOCKET_PATH, client_socket_path, default_socket_path
+
+
+def put(key: str, value: str, revision: int) -> Change:
+    return Change(ChangeType.PUT, Entry(key, value.encode(), 1, revision, revision, 0))
+
+
+def delete(key: str, revision: int) -> Change:
+    return Change.deletion(key, revision)
+
+
+def batch(kind: BatchKind, revision: int, *changes: Change) -> WatchBatch:
+    return WatchBatch(kind, revision, tuple(changes))
+
+
+def summary(result: WatchBatch) -> list[tuple[str, str]]:
+    return [(str(change.type), change.key) for change in result.changes]
+
+
+class TestWatchCursor:
+    def test_a_later_snapshot_becomes_the_difference(self) -> None:
+        cursor = WatchCursor()
+        first = batch(BatchKind.SNAPSHOT, 3, put("a", "1", 1), put("b", "1", 2), put("c", "1", 3))
+        assert cursor.absorb(first, is_first=True) is first
+        cursor.absorb(batch(BatchKind.CHANGES, 4, put("d", "1", 4)), is_first=False)
+        cursor.absorb(batch(BatchKind.CHANGES, 5, delete("c", 5)), is_first=False)
+        later = batch(BatchKind.SNAPSHOT, 9, put("a", "2", 7), put("b", "1", 2), put("e", "1", 8))
+        result = cursor.absorb(later, is_first=False)
+        assert result.kind is BatchKind.RESYNC and result.revision == 9
+        assert summary(result) == [("put", "a"), ("delete", "d"), ("put", "e")]
+        assert result.changes[1].entry.mod_revision == 9
+        assert cursor.revision == 9
+
+    def test_a_resync_from_syncd_becomes_the_difference_too(self) -> None:
+        cursor = WatchCursor()
+        cursor.absorb(batch(BatchKind.SNAPSHOT, 2, put("a", "1", 1), put("b", "1", 2)), is_first=True)
+        result = cursor.absorb(batch(BatchKind.RESYNC, 6, put("b", "1", 2)), is_first=False)
+        assert summary(result) == [("delete", "a")]
+        assert summary(cursor.absorb(batch(BatchKind.RESYNC, 7, put("b", "1", 2)), is_first=False)) == []
+
+    def test_progress_moves_the_revision_only(self) -> None:
+        cursor = WatchCursor()
+        cursor.absorb(batch(BatchKind.SNAPSHOT, 2), is_first=True)
+        cursor.absorb(batch(BatchKind.PROGRESS, 40), is_first=False)
+        assert cursor.revision == 40
+
+
+class TestWatchBuffer:
+    @pytest.fixture
+    def loop(self) -> asyncio.AbstractEventLoop:
+        loop = asyncio.new_event_loop()
+        yield loop
+        loop.close()
+
+    def test_hands_batches_over_in_order_while_under_the_bound(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=10_000)
+        batches = [batch(BatchKind.CHANGES, revision, put("k", "v", revision)) for revision in range(1, 6)]
+        for item in batches:
+            buffer.put(item)
+        assert [buffer.next_blocking(0) for _ in batches] == batches
+        assert buffer.folds == 0 and buffer.buffered_bytes == 0
+
+    def test_folds_into_the_latest_change_of_each_key_past_the_bound(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=1_000)
+        buffer.put(batch(BatchKind.SNAPSHOT, 1, put("a", "0", 1)))
+        assert buffer.next_blocking(0).kind is BatchKind.SNAPSHOT
+        for revision in range(2, 200):
+            buffer.put(batch(BatchKind.CHANGES, revision, put(f"k{revision % 3}", "x" * 50, revision)))
+        buffer.put(batch(BatchKind.CHANGES, 200, delete("k0", 200)))
+        assert buffer.folds == 1
+        assert buffer.buffered_bytes < 1_000
+        folded = buffer.next_blocking(0)
+        assert folded.kind is BatchKind.RESYNC and folded.revision == 200
+        assert summary(folded) == [("delete", "k0"), ("put", "k1"), ("put", "k2")]
+        assert [change.entry.mod_revision for change in folded.changes] == [200, 199, 197]
+        # Then one revision at a time again.
+        buffer.put(batch(BatchKind.CHANGES, 201, put("k1", "y", 201)))
+        assert buffer.next_blocking(0).kind is BatchKind.CHANGES
+
+    def test_folding_before_the_first_batch_was_taken_gives_a_snapshot(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=300)
+        buffer.put(batch(BatchKind.SNAPSHOT, 5, put("a", "1", 1), put("b", "1", 2)))
+        buffer.put(batch(BatchKind.CHANGES, 6, delete("a", 6)))
+        buffer.put(batch(BatchKind.CHANGES, 7, put("c", "x" * 400, 7)))
+        folded = buffer.next_blocking(0)
+        # A snapshot holds puts only: the deleted key is simply absent.
+        assert folded.kind is BatchKind.SNAPSHOT and summary(folded) == [("put", "b"), ("put", "c")]
+
+    def test_a_waiting_consumer_gets_a_large_batch_as_it_is(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=100)
+        large = batch(BatchKind.CHANGES, 3, *[put(f"k{index}", "x" * 100, 3) for index in range(10)])
+        assert estimated_bytes(large) > 100
+        received: list[WatchBatch | None] = []
+        consumer = threading.Thread(target=lambda: received.append(buffer.next_blocking(10)))
+        consumer.start()
+        while buffer._blocked_consumers == 0:
+            pass
+        buffer.put(large)
+        consumer.join(timeout=10)
+        assert received == [large] and buffer.folds == 0
+
+    def test_ends_after_the_pending_batches_with_the_error(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop)
+        ended: list[bool] = []
+        buffer.on_terminate(lambda: ended.append(True))
+        buffer.put(batch(BatchKind.CHANGES, 1))
+        buffer.finish(RuntimeError("gone"))
+        assert ended == [True]
+        assert buffer.next_blocking(0).revision == 1
+        with pytest.raises(RuntimeError):
+            buffer.next_blocking(0)
+        assert buffer.next_blocking(0) is None
+
+    def test_times_out_and_keeps_going(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop)
+        with pytest.raises(TimeoutError):
+            buffer.next_blocking(0.05)
+        buffer.put(batch(BatchKind.CHANGES, 1))
+        assert buffer.next_blocking(0).revision == 1
+
+    def test_a_cancelled_async_consumer_loses_nothing(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop)
+
+        async def scenario() -> None:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(buffer.next_async(), 0.05)
+            waiting = asyncio.ensure_future(buffer.next_async())
+            await asyncio.sleep(0)
+            # Woken, then cancelled before it could take the batch: the batch stays.
+            buffer.put(batch(BatchKind.CHANGES, 1))
+            waiting.cancel()
+            buffer.put(batch(BatchKind.CHANGES, 2))
+            assert (await buffer.next_async()).revision == 1
+            assert (await buffer.next_async()).revision == 2
+            buffer.terminate()
+            assert await buffer.next_async() is None
+
+        loop.run_until_complete(scenario())
+
+
+def test_backoff_doubles_up_to_the_maximum_with_jitter() -> None:
+    fixed = Backoff(0.05, 2.0, uniform=lambda: 0.0)
+    assert [round(fixed.next(), 3) for _ in range(8)] == [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
+    full = Backoff(0.05, 2.0, uniform=lambda: 1.0)
+    assert [round(full.next(), 3) for _ in range(7)] == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2.0]
+    jittered = Backoff(0.05, 2.0)
+    delays = [jittered.next() for _ in range(20)]
+    assert 0.025 <= delays[0] <= 0.05 and all(1.0 <= delay <= 2.0 for delay in delays[6:])
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"SYNCD_SOCKET": "/x/s.sock", "XDG_RUNTIME_DIR": "/run/user/1"}, "/x/s.sock"),
+        ({"SYNCD_SOCKET": "", "RUNTIME_DIRECTORY": "/run/a:/run/b"}, "/run/a/syncd.sock"),
+        ({"RUNTIME_DIRECTORY": ":/run/b", "XDG_RUNTIME_DIR": "/run/user/1"}, "/run/b/syncd.sock"),
+        ({"XDG_RUNTIME_DIR": "/run/user/1"}, "/run/user/1/syncd/syncd.sock"),
+        ({"XDG_RUNTIME_DIR": ""}, f"/tmp/syncd-{os.getuid()}/syncd.sock"),
+    ],
+)
+def test_the_default_socket_path(environment: dict[str, str], expected: str) -> None:
+    assert default_socket_path(environment) == expected
+
+
+def test_a_client_looks_for_the_personal_socket_then_the_system_one(tmp_path: Path) -> None:
+    environment = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    personal = tmp_path / "syncd" / "syncd.sock"
+    system_exists = os.path.lexists(SYSTEM_SOCKET_PATH)
+    assert client_socket_path(environment) == (SYSTEM_SOCKET_PATH if system_exists else str(personal))
+    personal.parent.mkdir()
+    personal.touch()
+    assert client_socket_path(environment) == str(personal)
+    assert client_socket_path({**environment, "SYNCD_SOCKET": "/nowhere.sock"}) == "/nowhere.sock"
