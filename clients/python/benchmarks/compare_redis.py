@@ -7,9 +7,11 @@ Rows:
 - put round trip: one connection, one request in flight, 100-byte values over 1,000 keys; the
   blocking clients (sharedstate.Client, redis.Redis SET) and the asyncio ones
   (sharedstate.aio, redis.asyncio). Rates are requests per second; latencies are p50 in µs.
-- received events/s: a separate writer process with 16 requests in flight on one connection
-  (``syncctl bench put``; ``redis-benchmark PUBLISH``) and one Python receiver counting every
-  event (a sharedstate watch; a redis-py pub/sub subscription), from the first event to the last.
+- received events/s: a separate writer process (``syncctl bench put``, durable puts from 4
+  connections with 16 in flight each; ``redis-benchmark PUBLISH``, one connection with 16 in
+  flight) and one Python receiver counting every event (a sharedstate watch; a redis-py pub/sub
+  subscription), from the first event to the last. Where the receiver keeps up, the row measures
+  the writer: the note gives the writer's own rate.
 """
 
 from __future__ import annotations
@@ -94,13 +96,14 @@ def redis_async_set_round_trip(socket: str, count: int) -> tuple[float, float]:
     return asyncio.run(run())
 
 
-def syncctl_put(syncctl: str, socket: str, count: int, pipeline: int) -> list[str]:
-    return [syncctl, "--socket", socket, "--json", "bench", "put", "--connections", "1", "--pipeline", str(pipeline),
-            "--count", str(count), "--keys", str(KEYS), "--value-size", "100"]
+def syncctl_put(syncctl: str, socket: str, count: int, pipeline: int, connections: int = 1) -> list[str]:
+    return [syncctl, "--socket", socket, "--json", "bench", "put", "--connections", str(connections),
+            "--pipeline", str(pipeline), "--count", str(count), "--keys", str(KEYS), "--value-size", "100"]
 
 
 def syncctl_writer(syncctl: str, socket: str, count: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(syncctl_put(syncctl, socket, count, 16), stdout=subprocess.PIPE, text=True)
+    # Durable writes from 4 connections, so that the writer outpaces the watcher where it can.
+    return subprocess.Popen(syncctl_put(syncctl, socket, count, 16, connections=4), stdout=subprocess.PIPE, text=True)
 
 
 def redis_writer(redis_benchmark: str, socket: str, count: int) -> subprocess.Popen[str]:
