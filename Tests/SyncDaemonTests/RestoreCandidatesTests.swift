@@ -84,3 +84,62 @@ import Testing
         #expect(written.currentKeys == ["c", "a"])
     }
 }
+
+/// A restore narrowed off the writer against the state at revision R still ends at exactly the
+/// backup, whatever is written between R and its commit: random states, backups and writes, through
+/// a real engine.
+@Suite struct NarrowedRestoreTests {
+    @Test(arguments: [UInt64(41), 42, 43, 44])
+    func endsAtTheBackupWhateverIsWrittenWhileItIsNarrowed(seed: UInt64) async throws {
+        var generator = SeededGenerator(seed: seed)
+        let keys = (0..<24).map { "k/\($0)" }
+        func randomValue() -> String { "\(Int.random(in: 0..<3, using: &generator))" }
+        for _ in 0..<8 {
+            let initial = keys.filter { _ in Bool.random(using: &generator) }.map { ($0, randomValue()) }
+            let backup = keys.filter { _ in Bool.random(using: &generator) }.map {
+                Entry(key: $0, value: Data(randomValue().utf8), version: 1, createRevision: 1, modRevision: 1)
+            }
+            let writes = (0..<Int.random(in: 0...10, using: &generator)).map { _ in
+                (keys.randomElement(using: &generator)!, Bool.random(using: &generator) ? randomValue() : nil)
+            }
+            try await withEngine { engine in
+                for (key, value) in initial { _ = await engine.put(key, value) }
+                // Narrowed at R, as StateEngine.restore does, with the journal open...
+                let (order, revision) = engine.published.withLock { state in
+                    state.restoreJournal = RestoreJournal()
+                    state.restoreJournal!.restores = 1
+                    return (state.entries.order, state.revision)
+                }
+                let sorted = RestoreCandidates.inByteOrder(backup)
+                let candidates = RestoreCandidates.find(in: sorted, against: order, written: [])
+                // ...then written to before the writer gets the restore.
+                for (key, value) in writes {
+                    if let value {
+                        _ = await engine.put(key, value)
+                    } else {
+                        _ = await engine.write(.delete(key: key, ifVersion: nil))
+                    }
+                }
+                let outcome = await engine.write(
+                    .restore(
+                        entries: candidates.entries, currentKeys: candidates.currentKeys,
+                        basis: RestoreBasis(revision: revision, backup: sorted)))
+                #expect((try? outcome.get()) != nil)
+                let state = engine.listed(prefix: "").entries.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+                let expected = sorted.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+                #expect(state == expected, "initial \(initial), backup \(expected), writes \(writes)")
+            }
+        }
+    }
+
+    @Test func aRestoreThroughTheEngineLeavesNoJournalBehind() async throws {
+        try await withEngine { engine in
+            _ = await engine.put("a", "1")
+            let backup = [Entry(key: "b", value: Data("2".utf8), version: 1, createRevision: 1, modRevision: 1)]
+            let outcome = await engine.restore(backup)
+            #expect((try? outcome.get()) != nil)
+            #expect(engine.listed(prefix: "").entries.map(\.key) == ["b"])
+            #expect(engine.published.withLock { $0.restoreJournal == nil })
+        }
+    }
+}

@@ -67,7 +67,7 @@ package enum WritePlanner {
                 changes: changes
             )
 
-        case .restore(let entries, let currentKeys):
+        case .restore(let entries, let currentKeys, _):
             let backup = inByteOrder(entries, by: \.key)
             var changes: [Change] = []
             // Ephemeral keys of the backup belonged to sessions that are gone.

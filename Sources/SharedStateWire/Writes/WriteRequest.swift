@@ -16,7 +16,11 @@ package enum WriteRequest: Sendable {
     /// Makes the entries equal to `entries`: puts where a value differs, deletes for every other
     /// key of `currentKeys` (filled in by the engine when it plans the request). Both are planned
     /// in byte order of their keys, cheapest when they come so.
-    case restore(entries: [Entry], currentKeys: [String] = [])
+    ///
+    /// With a `basis`, `entries` and `currentKeys` were already narrowed to what may differ from
+    /// the state at `basis.revision`, off the writer; the engine then only adds the keys written
+    /// since (see ``RestoreBasis``).
+    case restore(entries: [Entry], currentKeys: [String] = [], basis: RestoreBasis? = nil)
 
     /// One operation inside a transaction.
     package enum WriteOperation: Sendable {
@@ -63,4 +67,29 @@ extension WriteRequest {
     /// A health probe: an empty transaction goes through the writer like any write and changes
     /// nothing, so its completion proves the writer is alive.
     package static let probe = WriteRequest.transaction(compares: [], onSuccess: [], onFailure: [])
+}
+
+/// What a restore narrowed off the writer was narrowed against.
+package struct RestoreBasis: Sendable {
+    /// The revision of the state the restore's candidates were found against.
+    package var revision: UInt64
+    /// The whole backup, in byte order of its keys: where a key written since `revision` is
+    /// looked up.
+    package var backup: [Entry]
+
+    package init(revision: UInt64, backup: [Entry]) {
+        self.revision = revision
+        self.backup = backup
+    }
+
+    /// The backup's entry for `key`, if it has one (a binary search).
+    package func backupEntry(_ key: String) -> Entry? {
+        var low = backup.startIndex
+        var high = backup.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if KeyByteOrder.precedes(backup[middle].key, key) { low = middle + 1 } else { high = middle }
+        }
+        return low < backup.endIndex && backup[low].key == key ? backup[low] : nil
+    }
 }

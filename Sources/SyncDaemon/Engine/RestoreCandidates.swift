@@ -12,7 +12,7 @@ enum RestoreCandidates {
     static func find(
         in backup: [Entry], against order: KeyOrder, written: Set<String>
     ) -> (entries: [Entry], currentKeys: [String]) {
-        let backup = isInByteOrder(backup) ? backup : backup.sorted { KeyByteOrder.precedes($0.key, $1.key) }
+        let backup = inByteOrder(backup)
         var entries: [Entry] = []
         var currentKeys: [String] = []
         var next = backup.startIndex
@@ -41,6 +41,30 @@ enum RestoreCandidates {
         entries.append(contentsOf: backup[next...].filter { $0.ephemeralSession == 0 })
         currentKeys.append(contentsOf: written)
         return (entries, currentKeys)
+    }
+
+    /// The candidates found against the state at `basis.revision`, with the keys written since
+    /// (`written`) added: a key the backup has becomes a candidate entry, any other a key to delete.
+    static func adding(
+        _ written: some Sequence<String>, to entries: [Entry], currentKeys: [String], basis: RestoreBasis
+    ) -> (entries: [Entry], currentKeys: [String]) {
+        var entries = entries
+        var currentKeys = currentKeys
+        var listedEntries = Set(entries.map(\.key))
+        var listedKeys = Set(currentKeys)
+        for key in written {
+            if let restored = basis.backupEntry(key), restored.ephemeralSession == 0 {
+                if listedEntries.insert(key).inserted { entries.append(restored) }
+            } else if listedKeys.insert(key).inserted {
+                currentKeys.append(key)
+            }
+        }
+        return (entries, currentKeys)
+    }
+
+    /// `backup` sorted by the bytes of its keys; as it is when it already is.
+    static func inByteOrder(_ backup: [Entry]) -> [Entry] {
+        isInByteOrder(backup) ? backup : backup.sorted { KeyByteOrder.precedes($0.key, $1.key) }
     }
 
     private static func isInByteOrder(_ backup: [Entry]) -> Bool {

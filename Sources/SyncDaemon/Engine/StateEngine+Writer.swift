@@ -145,11 +145,19 @@ extension StateEngine {
                 for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }
                 request = .expireEphemeral(session: session, keys: keys.sorted())
             }
-            if case .restore(let entries, _) = request {
+            if case .restore(let entries, let currentKeys, let basis) = request {
                 // A restore makes the state as the backup has it: after the writes planned
                 // before it in this batch too.
-                let order = published.withLock { $0.entries.order }
-                let candidates = RestoreCandidates.find(in: entries, against: order, written: Set(overlay.keys))
+                let candidates: (entries: [Entry], currentKeys: [String])
+                if let basis {
+                    // Narrowed off the writer at basis.revision: only the keys written since
+                    // need another look.
+                    let written = keysWritten(after: basis.revision) + overlay.keys
+                    candidates = RestoreCandidates.adding(written, to: entries, currentKeys: currentKeys, basis: basis)
+                } else {
+                    let order = published.withLock { $0.entries.order }
+                    candidates = RestoreCandidates.find(in: entries, against: order, written: Set(overlay.keys))
+                }
                 request = .restore(entries: candidates.entries, currentKeys: candidates.currentKeys)
             }
             do {
@@ -188,6 +196,7 @@ extension StateEngine {
                     state.set(key, to: entry)
                 }
                 state.revision = revision
+                state.restoreJournal?.record(revisions)
                 state.watches.deliver(revisions)
             }
         }

@@ -16,8 +16,9 @@ import Synchronization
 ///
 /// This file holds the committed state and its reads; the rest of the engine is in extensions, a
 /// concept each: `+Writer` (queue, commit, publish), `+Sessions` (ephemeral keys), `+Watches`
-/// (start, catch-up, resync, progress), `+ChangeLog` (history, backup, compaction, retention) and
-/// `+Service` (its place in the daemon's service group).
+/// (start, catch-up, resync, progress), `+ChangeLog` (history, backup, compaction, retention),
+/// `+Restore` (a backup made the state, narrowed off the writer) and `+Service` (its place in the
+/// daemon's service group).
 final class StateEngine: Sendable {
     /// Tunables of the engine.
     struct Configuration: Sendable {
@@ -51,6 +52,8 @@ final class StateEngine: Sendable {
         var watches = WatchRegistry()
         /// The keys bound to each session, so ending one does not scan every key.
         var ephemeralKeys: [UInt64: Set<String>] = [:]
+        /// The keys written while a restore is narrowed off the writer; nil while none is.
+        var restoreJournal: RestoreJournal?
 
         /// Sets `key` to `entry` (nil: deleted), keeping ``ephemeralKeys`` in step.
         mutating func set(_ key: String, to entry: StoredEntry?) {

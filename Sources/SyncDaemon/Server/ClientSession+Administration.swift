@@ -94,9 +94,7 @@ extension ClientSession {
         writer.expectAnswers(1)
         return suspend(id, usingUp: restore.transferID, isWrite: true) { () async throws(SharedStateError) in
             let entries = try await Self.readBackup(at: path, limits: limits)
-            let outcome = await withCheckedContinuation { continuation in
-                engine.submit(.restore(entries: entries)) { continuation.resume(returning: $0) }
-            }
+            let outcome = await engine.restore(entries)
             guard case .restored(let revision, let puts, let deletes) = try outcome.get() else {
                 throw SharedStateError(.unavailable, "the restore was committed as something else")
             }
