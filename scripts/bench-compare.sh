@@ -73,6 +73,13 @@ csv_field() { # redis-benchmark --csv: "test","rps","avg_latency_ms","min_latenc
     python3 -c "import csv,sys; rows=list(csv.reader(sys.stdin)); print(rows[1][$1])"
 }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+# A server's CPU time so far (user + system), in µs, from /proc/PID/stat: what it spent, whatever
+# the benchmark client spent. Comparing these around a workload judges syncd by its own cost.
+ticks_per_second=$(getconf CLK_TCK)
+cpu_us() { awk -v hz="$ticks_per_second" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
+per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; } # before after operations
+cpu_rows=()
+cpu_row() { cpu_rows+=("| $1 | $2 | $3 | $(ratio "$2" "$3") | $4 |"); echo "bench-compare: server CPU µs per op, $1: syncd $2, Redis $3" >&2; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}×')"; }
 rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); echo "bench-compare: $1: syncd $2, Redis $3" >&2; }
@@ -81,28 +88,45 @@ start_syncd
 start_redis
 
 # Durable writes: 4 connections × pipeline 16, 100 B values over 1,000 keys.
+c0=$(cpu_us "$syncd_pid")
 s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 4 --pipeline 16 --count "$puts" --value-size 100 --keys 1000)
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$(redis-benchmark -s "$redis_socket" -t set -c 4 -P 16 -n "$puts" -d 100 -r 1000 --csv -q 2>/dev/null)
+d1=$(cpu_us "$redis_pid")
 sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
 row "durable writes/s, 4 conn × pipeline 16, 100 B" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "≥ 1.0×"
+cpu_row "durable write, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
 
 # Round trip: one connection, one write in flight.
+c0=$(cpu_us "$syncd_pid")
 s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 1 --pipeline 1 --count $((puts / 10)) --value-size 100 --keys 1000)
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$(redis-benchmark -s "$redis_socket" -t set -c 1 -P 1 -n $((puts / 10)) -d 100 -r 1000 --csv -q 2>/dev/null)
+d1=$(cpu_us "$redis_pid")
+cpu_row "lone write, 1 conn × pipeline 1" "$(per_op "$c0" "$c1" $((puts / 10)))" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
 sv=$(json p50_us <<<"$s"); rv=$(python3 -c "print(round($(printf '%s\n' "$r" | csv_field 4) * 1000))")
 row "write round trip p50 µs, 1 conn × pipeline 1" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.5×"
 
 # Fan-out: one writer, pipeline 16, to 8 subscriber processes.
+c0=$(cpu_us "$syncd_pid")
 s=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count "$fanout" --value-size 100)
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$("$dir/fanout-peer" redis "$redis_socket" 8 "$fanout" 16 100)
+d1=$(cpu_us "$redis_pid")
+cpu_row "delivered event, 1 writer × 16 in flight → 8 subscriber processes" \
+    "$(per_op "$c0" "$c1" $((fanout * 8)))" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
 raw=$("$dir/fanout-peer" raw "$dir" 8 "$fanout" 16 100)
 sv=$(json delivered_per_sec <<<"$s"); rv=$(json delivered_per_sec <<<"$r"); raw_v=$(json delivered_per_sec <<<"$raw")
 row "delivered events/s, 1 writer × pipeline 16 → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 1.0×"
 row "the same, against raw Unix-socket fan-out of pre-encoded 100 B frames" "$sv" "raw: $raw_v" "$(ratio "$sv" "$raw_v")" "≥ 0.3×"
 
 # Paced: 1,000 writes/s, write-to-delivery p99 at 8 subscriber processes.
+c0=$(cpu_us "$syncd_pid")
 s=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count "$paced" --value-size 100 --rate 1000)
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$("$dir/fanout-peer" redis "$redis_socket" 8 "$paced" 1 100 1000)
+d1=$(cpu_us "$redis_pid")
+cpu_row "paced write at 1,000/s, delivered to 8 subscriber processes" "$(per_op "$c0" "$c1" "$paced")" "$(per_op "$d0" "$d1" "$paced")" "(none)"
 sv=$(json p99_us <<<"$s"); rv=$(json p99_us <<<"$r")
 row "write-to-delivery p99 µs at 1,000 writes/s, 8 subscribers" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.0×"
 
@@ -172,6 +196,10 @@ echo
 echo "| workload | syncd | Redis | ratio | target |"
 echo "| --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
+echo
+echo "| server CPU µs per operation (utime + stime from /proc) | syncd | redis-server | ratio | target |"
+echo "| --- | --- | --- | --- | --- |"
+printf '%s\n' "${cpu_rows[@]}"
 
 # Scale with the number of watches, and snapshots among many keys (a syncd of its own).
 kill "$syncd_pid"; wait "$syncd_pid" 2>/dev/null || true; syncd_pid=""
