@@ -434,7 +434,8 @@ public final class SharedStateClient: Sendable {
 
     /// Puts `key` back if it does not exist. If it still holds this client's key of the previous
     /// session (syncd did not restart, and removes that session's keys in its own time), waits
-    /// up to two seconds for the removal first.
+    /// up to two seconds for the removal first; a key that went away after the put was refused is
+    /// tried again.
     private func putBack(_ key: String, _ value: Data, on connection: Connection, previousSession: UInt64) async -> PutBack {
         let deadline = ContinuousClock.now.advanced(by: .seconds(2))
         while true {
@@ -450,12 +451,18 @@ public final class SharedStateClient: Sendable {
                     )
                 )
                 return .restored
-            } catch  where error.code == .conflict {
-                guard previousSession != 0, ContinuousClock.now < deadline,
-                    case .get(let get) = try? await connection.call(.get(.with { $0.key = key })),
-                    get.entry.ephemeralSession == previousSession
-                else { return .takenOver }
-                try? await Task.sleep(for: .milliseconds(20))
+            } catch where error.code == .conflict {
+                guard ContinuousClock.now < deadline else { return .takenOver }
+                switch try? await connection.call(.get(.with { $0.key = key })) {
+                case .get(let get)? where previousSession != 0 && get.entry.ephemeralSession == previousSession:
+                    // Still this client's key of its previous session: syncd removes it shortly.
+                    try? await Task.sleep(for: .milliseconds(20))
+                case nil:
+                    // Gone since the put was refused (or unreadable): try the put again.
+                    continue
+                default:
+                    return .takenOver
+                }
             } catch {
                 return .failed
             }
