@@ -451,7 +451,7 @@ public final class SharedStateClient: Sendable {
                     )
                 )
                 return .restored
-            } catch where error.code == .conflict {
+            } catch  where error.code == .conflict {
                 guard ContinuousClock.now < deadline else { return .takenOver }
                 switch try? await connection.call(.get(.with { $0.key = key })) {
                 case .get(let get)? where previousSession != 0 && get.entry.ephemeralSession == previousSession:
