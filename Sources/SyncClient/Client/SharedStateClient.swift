@@ -453,16 +453,20 @@ public final class SharedStateClient: Sendable {
                 return .restored
             } catch  where error.code == .conflict {
                 guard ContinuousClock.now < deadline else { return .takenOver }
-                switch try? await connection.call(.get(.with { $0.key = key })) {
-                case .get(let get)? where previousSession != 0 && get.entry.ephemeralSession == previousSession:
-                    // Still this client's key of its previous session: syncd removes it shortly.
-                    try? await Task.sleep(for: .milliseconds(20))
-                case nil:
-                    // Gone since the put was refused (or unreadable): try the put again.
+                let current: Sharedstate_V1_Response.OneOf_Result
+                do throws(SharedStateError) {
+                    current = try await connection.call(.get(.with { $0.key = key }))
+                } catch  where error.code == .notFound {
+                    // Gone since the put was refused: try the put again.
                     continue
-                default:
+                } catch {
+                    return .failed
+                }
+                guard case .get(let get) = current, previousSession != 0, get.entry.ephemeralSession == previousSession else {
                     return .takenOver
                 }
+                // Still this client's key of its previous session: syncd removes it shortly.
+                try? await Task.sleep(for: .milliseconds(20))
             } catch {
                 return .failed
             }

@@ -9,7 +9,13 @@ struct WatchCursor: Sendable {
 
     /// Takes in a batch from syncd; returns the batch to give the consumer.
     mutating func absorb(_ batch: WatchBatch, isFirst: Bool) -> WatchBatch {
-        defer { revision = max(revision ?? 0, batch.revision) }
+        defer {
+            // A batch that replaces the state says where the consumer now is, even below where it
+            // was (syncd came back with an older database): resuming after the old revision would
+            // skip what the new timeline commits up to it.
+            let replacesState = batch.kind == .snapshot || batch.kind == .resync
+            revision = replacesState ? batch.revision : max(revision ?? 0, batch.revision)
+        }
         switch batch.kind {
         case .snapshot where isFirst:
             for change in batch.changes { modRevisions[change.key] = change.entry.modRevision }

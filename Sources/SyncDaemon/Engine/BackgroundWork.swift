@@ -14,8 +14,20 @@ import SharedStateWire
 /// writer, which serve every other client; at nice 10 the kernel gives them the core as soon as
 /// they wake, so a heavy request slows down instead of holding up everyone else's writes.
 enum BackgroundWork {
-    /// The nice value of a thread while it runs background work.
+    /// How much nicer than syncd itself a thread is while it runs background work.
     static let niceness: Int32 = 10
+
+    /// The nice value of background threads: syncd's own (its main thread's, which a unit's
+    /// `Nice=` sets) plus ``niceness``, at most 19.
+    private static let backgroundNice: Int32 = {
+        #if os(Linux)
+            errno = 0
+            let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+            return min(19, (errno == 0 ? own : 0) + niceness)
+        #else
+            return niceness
+        #endif
+    }()
 
     /// Runs `work` on NIO's thread pool at ``niceness``.
     ///
@@ -38,7 +50,7 @@ enum BackgroundWork {
     /// syncd's, so it is never raised back; a failure only leaves the thread at its priority.
     private static func lowerTheCurrentThread() {
         #if os(Linux)
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, backgroundNice)
         #endif
     }
 }

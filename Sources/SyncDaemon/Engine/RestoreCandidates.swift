@@ -45,21 +45,33 @@ enum RestoreCandidates {
 
     /// The candidates found against the state at `basis.revision`, with the keys written since
     /// (`written`) added: a key the backup has becomes a candidate entry, any other a key to delete.
+    /// `entries` and `currentKeys` are in byte order (as ``find(in:against:written:)`` returns
+    /// them), so only the written keys are looked up, each by a binary search.
     static func adding(
-        _ written: some Sequence<String>, to entries: [Entry], currentKeys: [String], basis: RestoreBasis
+        _ written: [String], to entries: [Entry], currentKeys: [String], basis: RestoreBasis
     ) -> (entries: [Entry], currentKeys: [String]) {
-        var entries = entries
-        var currentKeys = currentKeys
-        var listedEntries = Set(entries.map(\.key))
-        var listedKeys = Set(currentKeys)
-        for key in written {
+        guard !written.isEmpty else { return (entries, currentKeys) }
+        var addedEntries: [Entry] = []
+        var addedKeys: [String] = []
+        for key in Set(written) {
             if let restored = basis.backupEntry(key), restored.ephemeralSession == 0 {
-                if listedEntries.insert(key).inserted { entries.append(restored) }
-            } else if listedKeys.insert(key).inserted {
-                currentKeys.append(key)
+                if !contains(key, in: entries, by: \.key) { addedEntries.append(restored) }
+            } else if !contains(key, in: currentKeys, by: \.self) {
+                addedKeys.append(key)
             }
         }
-        return (entries, currentKeys)
+        return (entries + addedEntries, currentKeys + addedKeys)
+    }
+
+    /// Whether `elements`, in byte order of their keys, hold one with `key`.
+    private static func contains<Element>(_ key: String, in elements: [Element], by elementKey: (Element) -> String) -> Bool {
+        var low = elements.startIndex
+        var high = elements.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if KeyByteOrder.precedes(elementKey(elements[middle]), key) { low = middle + 1 } else { high = middle }
+        }
+        return low < elements.endIndex && elementKey(elements[low]) == key
     }
 
     /// `backup` sorted by the bytes of its keys; as it is when it already is.

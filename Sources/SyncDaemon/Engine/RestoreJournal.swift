@@ -8,18 +8,25 @@ import SharedStateWire
 struct RestoreJournal {
     /// How many restores are being narrowed or wait for the writer.
     var restores = 0
-    /// Each key written meanwhile, with the last revision that wrote it.
-    private var written: [String: UInt64] = [:]
+    /// Each key written meanwhile, with the revision that wrote it, in revision order.
+    private var written: [(revision: UInt64, key: String)] = []
 
     /// Records the keys `revisions` wrote.
     mutating func record(_ revisions: [CommittedRevision]) {
         for revision in revisions {
-            for change in revision.changes { written[change.key] = revision.revision }
+            for change in revision.changes { written.append((revision.revision, change.key)) }
         }
     }
 
-    /// The keys written after `revision`.
+    /// The keys written after `revision` (a key written twice comes twice): found by a binary
+    /// search, so a restore narrowed late does not pay for what an earlier one recorded.
     func keys(writtenAfter revision: UInt64) -> [String] {
-        written.compactMap { $0.value > revision ? $0.key : nil }
+        var low = written.startIndex
+        var high = written.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if written[middle].revision <= revision { low = middle + 1 } else { high = middle }
+        }
+        return written[low...].map(\.key)
     }
 }

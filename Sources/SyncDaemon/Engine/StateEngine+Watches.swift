@@ -127,7 +127,7 @@ extension StateEngine {
         case .entries(let order, let kind, let revision, let respondsFirst):
             frames = respondsFirst ? [WatchFrames.response(watchID: watch.id, revision: revision)] : []
             do {
-                let event = try await Self.onThreadPool {
+                let event = try await BackgroundWork.run {
                     WatchFrames.entries(
                         Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable),
                         kind: kind,

@@ -198,12 +198,6 @@ final class StateEngine: Sendable {
         return selected
     }
 
-    /// Runs CPU-bound work (reading a large range of entries, encoding it) in the background
-    /// (``BackgroundWork``).
-    static func onThreadPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws(SharedStateError) -> T {
-        try await BackgroundWork.run { work() }
-    }
-
     /// `prefixes` without those another one covers (`a/b/` under `a/`), in byte order: their
     /// ranges of keys follow each other in that order and do not overlap.
     static func disjointPrefixes(_ prefixes: [String]) -> [String] {

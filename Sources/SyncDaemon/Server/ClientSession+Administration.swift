@@ -41,7 +41,7 @@ extension ClientSession {
         let path = try transfers.readable(transferID, length: length)
         // File I/O never on the event loop: the connection waits, others go on.
         return suspend(id) { () async throws(SharedStateError) in
-            let data = try await Self.onThreadPool { () throws(SharedStateError) in
+            let data = try await BackgroundWork.run { () throws(SharedStateError) in
                 try TransferStore.readChunk(of: transferID, at: path, offset: offset, length: length)
             }
             return .transferRead(.with { $0.data = data })
@@ -64,7 +64,7 @@ extension ClientSession {
         let data = write.data
         // A new transfer that fails its first chunk is ended.
         return suspend(id, abandoning: isNew ? transferID : nil) { () async throws(SharedStateError) in
-            let size = try await Self.onThreadPool { () throws(SharedStateError) in
+            let size = try await BackgroundWork.run { () throws(SharedStateError) in
                 try TransferStore.appendChunk(data, to: transferID, at: path)
             }
             return .transferWrite(
@@ -122,7 +122,7 @@ extension ClientSession {
     /// Reads an uploaded backup and checks its entries against `limits`, on NIO's thread pool:
     /// a backup of a million keys takes seconds to read, which no event loop may spend.
     private static func readBackup(at path: String, limits: Limits) async throws(SharedStateError) -> [Entry] {
-        try await onThreadPool { () throws(SharedStateError) in
+        try await BackgroundWork.run { () throws(SharedStateError) in
             let entries = try Storage.entries(inBackup: path)
             for entry in entries {
                 try KeyRules.validateKey(entry.key, limits: limits)

@@ -38,7 +38,7 @@ extension ClientSession {
             // Read and encoded on the thread pool: a million entries take a second.
             let writer = self.writer
             return suspend(id) { () async throws(SharedStateError) in
-                let frame = try await Self.onThreadPool { () throws(SharedStateError) in
+                let frame = try await BackgroundWork.run { () throws(SharedStateError) in
                     Self.responseFrame(id) { $0.list = Self.listResponse(large.read()) }
                 }
                 writer.send([frame])

@@ -201,14 +201,6 @@ final class ClientSession {
         }
     }
 
-    /// Runs blocking file I/O or long work in the background (``BackgroundWork``), keeping its
-    /// `SharedStateError`.
-    static func onThreadPool<T: Sendable>(
-        _ work: @escaping @Sendable () throws(SharedStateError) -> T
-    ) async throws(SharedStateError) -> T {
-        try await BackgroundWork.run(work)
-    }
-
     /// A request answered off the event loop: `work` runs as a ``Suspension``, its result is the
     /// response (nil when the work answered by itself).
     func suspend(

@@ -102,12 +102,13 @@ final class ConnectionRegistry: Sendable {
             if clients.count >= limits.maxConnections + reserve {
                 return SharedStateError(.limitReached, "syncd has \(limits.maxConnections) clients connected, its limit; try again later")
             }
-            if uid != nil, ofUser >= limits.maxConnectionsPerUser + reserve {
+            if let uid, ofUser >= limits.maxConnectionsPerUser + reserve {
                 return SharedStateError(
-                    .limitReached, "user \(uid!) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
+                    .limitReached, "user \(uid) has \(limits.maxConnectionsPerUser) clients connected, the limit per user")
             }
             state.open[sessionID]?.hasGreeted = true
-            let isBeyondTheLimits = clients.count >= limits.maxConnections || ofUser >= limits.maxConnectionsPerUser
+            // Set once, at Hello: a connection let in beyond the limits stays "reserved".
+            let isBeyondTheLimits = clients.count >= limits.maxConnections || (uid != nil && ofUser >= limits.maxConnectionsPerUser)
             connection.record.admission = isBeyondTheLimits ? .reserved : .client
             return nil
         }
