@@ -60,6 +60,13 @@ class TestWatchCursor:
         cursor.absorb(batch(BatchKind.PROGRESS, 40), is_first=False)
         assert cursor.revision == 40
 
+    def test_a_resync_behind_the_cursor_takes_its_revision(self) -> None:
+        # syncd's database went back: resuming after the old revision would skip those between.
+        cursor = WatchCursor()
+        cursor.absorb(batch(BatchKind.SNAPSHOT, 9, put("a", "1", 9)), is_first=True)
+        cursor.absorb(batch(BatchKind.SNAPSHOT, 3, put("a", "0", 3)), is_first=False)
+        assert cursor.revision == 3
+
 
 class TestWatchBuffer:
     @pytest.fixture

@@ -4,6 +4,7 @@ slow consumer."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -259,6 +260,46 @@ def test_a_syncd_behind_the_watch_is_delivered_as_the_difference(
     watch.close()
 
 
+def test_after_syncd_went_back_the_watch_resumes_from_where_it_went_back_to(
+    connect: Callable[..., sharedstate.Client], daemon: Daemon, scratch: Path
+) -> None:
+    watcher = connect(client_name="watcher")
+    older = [watcher.put("b/k", value).revision for value in range(3)]
+    daemon.stop()
+    database = Path(daemon.database).parent
+    shutil.copytree(database, scratch / "older")
+    daemon.start("--progress-interval", "0.2")
+    watcher.wait_until(sharedstate.ConnectionState.CONNECTED, timeout=20)
+    newer = [watcher.put("b/k", value).revision for value in range(3, 10)]
+    watch = watcher.watch("b/")
+    assert watch.next_batch(timeout=10).revision == newer[-1]
+
+    # syncd comes back on an older copy of its database, behind the watch: a resync.
+    daemon.stop()
+    shutil.rmtree(database)
+    shutil.copytree(scratch / "older", database)
+    daemon.start("--progress-interval", "0.2")
+    resync = next_changes(watch, timeout=30)
+    assert (resync.kind, resync.revision, resync.changes[0].value) == (BatchKind.RESYNC, older[-1], 2)
+
+    # While the watcher is away again, syncd passes the revision the watch had before.
+    daemon.stop()
+    elsewhere = str(scratch / "elsewhere.sock")
+    daemon.start(socket=elsewhere)
+    with sharedstate.connect(elsewhere) as other:
+        later = [other.put("b/k", value).revision for value in range(100, 110)]
+    assert later[0] <= newer[-1] < later[-1]
+    daemon.stop()
+    daemon.start("--progress-interval", "0.2")
+
+    # The watch resumes after the resync's revision: every later revision, none skipped.
+    resumed = [next_changes(watch, timeout=30) for _ in later]
+    assert [(batch.kind, batch.revision, batch.changes[0].value) for batch in resumed] == [
+        (BatchKind.CHANGES, revision, value) for revision, value in zip(later, range(100, 110))
+    ]
+    watch.close()
+
+
 def test_a_slow_consumer_costs_memory_bounded_by_its_keys_and_converges(
     connect: Callable[..., sharedstate.Client],
 ) -> None:
@@ -306,7 +347,9 @@ def test_a_slow_consumer_costs_memory_bounded_by_its_keys_and_converges(
 def test_a_consumer_that_keeps_up_gets_each_revision(connect: Callable[..., sharedstate.Client]) -> None:
     watcher = connect(client_name="fast")
     writer = connect(client_name="writer")
-    watch = watcher.watch("fast/", max_pending_bytes=4096)
+    # All 200 batches (about 28 KB) fit under the bound: even a consumer a busy machine starves
+    # for a while cannot make them fold.
+    watch = watcher.watch("fast/", max_pending_bytes=64 * 1024)
     watch.next_batch(timeout=10)
     got: list[WatchBatch] = []
 
@@ -329,8 +372,13 @@ def test_a_consumer_that_keeps_up_gets_each_revision(connect: Callable[..., shar
 
 @pytest.mark.parametrize("max_pending_bytes", [1024])
 def test_a_large_batch_is_handed_over_whole_to_a_waiting_consumer(
-    client: sharedstate.Client, max_pending_bytes: int
+    connect: Callable[..., sharedstate.Client], daemon: Daemon, max_pending_bytes: int
 ) -> None:
+    # No progress notices: one coming just before the transaction would be waiting in the buffer
+    # (or have the consumer busy taking it) when the large batch came, and the two would fold.
+    daemon.stop()
+    daemon.start("--progress-interval", "3600")
+    client = connect(client_name="large")
     watch = client.watch("large/", max_pending_bytes=max_pending_bytes)
     watch.next_batch(timeout=10)
     received: list[WatchBatch] = []

@@ -387,7 +387,8 @@ class Connection:
                     break
                 frame = _ServerFrame()
                 try:
-                    # Both runtimes (upb and pure Python) parse from any buffer: no copy of the frame.
+                    # Both runtimes (upb and pure Python) parse from any buffer, so no bytes object is
+                    # made for the frame (upb still copies the bytes into its own arena).
                     frame.ParseFromString(view[position + 4 : end])  # type: ignore[arg-type]
                 except DecodeError as error:
                     self._end(ProtocolError(f"syncd sent a frame that is not a valid ServerFrame: {error}"))

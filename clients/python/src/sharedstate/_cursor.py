@@ -46,7 +46,9 @@ class WatchCursor:
                 else:
                     mod_revisions.pop(entry.key, None)
             result = batch
-        if self.revision is None or revision > self.revision:
+        # A snapshot or resync is the whole state at its revision: taken even below the old one
+        # (syncd's database went back), or the next resume would skip the revisions in between.
+        if kind is _SNAPSHOT or kind is _RESYNC or self.revision is None or revision > self.revision:
             self.revision = revision
         return result
 

@@ -234,7 +234,7 @@ def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:
             client.queued_bytes,
             client.resyncs,
             client.connected_seconds,
-            _ADMISSIONS.get(client.admission, "client"),
+            _ADMISSIONS.get(client.admission, "waitingForHello"),
         )
         for client in response.clients
     ]
