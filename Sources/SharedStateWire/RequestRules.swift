@@ -6,6 +6,19 @@ package enum RequestRules {
         SharedStateError(.notFound, "key \"\(key)\" not found")
     }
 
+    /// The most bytes a write's cause may have.
+    package static let maxCauseBytes = 256
+
+    /// A write's cause is at most ``maxCauseBytes`` bytes of UTF-8 without control characters.
+    package static func validateCause(_ cause: String) throws(SharedStateError) {
+        if cause.utf8.count > maxCauseBytes {
+            throw SharedStateError(.tooLarge, "the cause has \(cause.utf8.count) bytes; the limit is \(maxCauseBytes)")
+        }
+        if cause.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw SharedStateError(.invalidArgument, "the cause contains a control character")
+        }
+    }
+
     /// A list's limit is absent or at least 1.
     package static func validateListLimit(_ limit: Int?) throws(SharedStateError) {
         if let limit, limit < 1 {

@@ -5,7 +5,11 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Print the changes of a key that the change log still holds, oldest first.",
-        discussion: "One line per change, in the same form as watch. Exits 2 when the log holds none."
+        discussion: """
+            One line per change, in the same form as watch, with who made it: the writing client's \
+            name and session (and its pid, to syncd's own user and root) and the cause its write \
+            carried. Exits 2 when the log holds none.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
@@ -29,8 +33,8 @@ struct HistoryCommand: AsyncParsableCommand {
                 code: 2
             )
         }
-        for change in history.changes {
-            print(ChangeLine.render(change, json: options.json))
+        for (change, origin) in zip(history.changes, history.origins) {
+            print(ChangeLine.render(change, json: options.json, origin: ChangeLine.Origin(origin)))
         }
     }
 }

@@ -20,6 +20,9 @@ struct PutCommand: AsyncParsableCommand {
     @Option(help: "Write only if the key is at this version; 0 means only if it does not exist.")
     var ifVersion: UInt64?
 
+    @Option(help: "Why, in a few words: kept with the revision, shown by history and watch (at most 256 bytes).")
+    var cause: String?
+
     @Flag(help: "Bind the key to this syncctl's connection: syncd deletes it when syncctl exits.")
     var ephemeral = false
 
@@ -44,7 +47,7 @@ struct PutCommand: AsyncParsableCommand {
         // Holding presence reconnects after a restart of syncd; the client puts the key back.
         let client = try await options.connect(reconnects: hold)
         let result = try await CommandFailure.exitOnError {
-            try await client.put(key, value: bytes, ifVersion: ifVersion, ephemeral: ephemeral)
+            try await client.put(key, value: bytes, ifVersion: ifVersion, ephemeral: ephemeral, cause: cause ?? "")
         }
         if options.json {
             print(JSONObject().number("revision", result.revision).number("version", result.version).rendered)

@@ -56,8 +56,10 @@ struct WatchCommand: AsyncParsableCommand {
         var printed = 0
         do {
             for try await batch in stream {
+                // The changes of one revision name their writer; a snapshot or resync, none.
+                let origin = batch.kind == .changes ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
                 for change in batch.changes {
-                    print(ChangeLine.render(change, json: options.json))
+                    print(ChangeLine.render(change, json: options.json, origin: origin))
                     if batch.kind != .snapshot { printed += 1 }
                     if let count, printed >= count {
                         fflush(nil)  // nil flushes every stream, stdout included

@@ -51,6 +51,20 @@ import Testing
         return try await DaemonProcess(scratch, extraArguments: arguments)
     }
 
+    @Test func theKernelsIDsOfAWriterAreShownToAdministratorsOnly() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        _ = try await IntegrationTests.syncctl(["put", "public/a", "1", "--cause", "set up"], scratch: scratch)
+        let asNobody = try await syncctl(as: 65534, ["--json", "history", "public/a"], scratch: scratch)
+        #expect(asNobody.status == 0, "\(asNobody.stderr)")
+        #expect(asNobody.stdout.contains(#""client":"syncctl""#))
+        #expect(asNobody.stdout.contains(#""cause":"set up""#))
+        #expect(!asNobody.stdout.contains(#""pid""#))
+        let asRoot = try await IntegrationTests.syncctl(["--json", "history", "public/a"], scratch: scratch)
+        #expect(asRoot.stdout.contains(#""pid""#))
+        try await daemon.stop()
+    }
+
     @Test func grantsAllowAndEverythingElseIsDeniedWithoutLeaks() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: Self.policy)

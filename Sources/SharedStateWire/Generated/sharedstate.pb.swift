@@ -834,6 +834,10 @@ public nonisolated struct Sharedstate_V1_PutRequest: Sendable {
   /// persist; a later ephemeral put from another session moves the key to that session.
   public var ephemeral: Bool = false
 
+  /// Why, in the writer's words ("door-lock: requestApplied(r7)"): kept with the revision, shown by
+  /// history and watch. At most 256 bytes of UTF-8. Ignored inside a transaction's operations.
+  public var cause: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -871,6 +875,9 @@ public nonisolated struct Sharedstate_V1_DeleteRequest: Sendable {
   public var hasIfVersion: Bool {self._ifVersion != nil}
   /// Clears the value of `ifVersion`. Subsequent reads from it will return its default value.
   public mutating func clearIfVersion() {self._ifVersion = nil}
+
+  /// As PutRequest.cause.
+  public var cause: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1011,6 +1018,9 @@ public nonisolated struct Sharedstate_V1_TransactionRequest: Sendable {
   public var onSuccess: [Sharedstate_V1_Operation] = []
 
   public var onFailure: [Sharedstate_V1_Operation] = []
+
+  /// As PutRequest.cause, for the revision of whichever branch writes.
+  public var cause: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1201,6 +1211,57 @@ public nonisolated struct Sharedstate_V1_HistoryResponse: Sendable {
 
   /// Changes up to this revision are no longer kept.
   public var compactedRevision: UInt64 = 0
+
+  /// Who made each change and why: origins[i] is the origin of changes[i].
+  public var origins: [Sharedstate_V1_Origin] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Who made a revision, and why.
+public nonisolated struct Sharedstate_V1_Origin: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var writer: Sharedstate_V1_Writer {
+    get {_writer ?? Sharedstate_V1_Writer()}
+    set {_writer = newValue}
+  }
+  /// Returns true if `writer` has been explicitly set.
+  public var hasWriter: Bool {self._writer != nil}
+  /// Clears the value of `writer`. Subsequent reads from it will return its default value.
+  public mutating func clearWriter() {self._writer = nil}
+
+  /// The cause the write carried; empty when it gave none.
+  public var cause: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _writer: Sharedstate_V1_Writer? = nil
+}
+
+/// The connection that wrote a revision, as its Hello and the kernel described it. Session 0 is
+/// syncd itself (the ephemeral keys of a session that ended, or of a previous run).
+public nonisolated struct Sharedstate_V1_Writer: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: UInt64 = 0
+
+  public var clientName: String = String()
+
+  /// From SO_PEERCRED. Sent to administrators (syncd's own user and root) only; 0 for others.
+  public var pid: Int32 = 0
+
+  public var uid: UInt32 = 0
+
+  public var gid: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1451,6 +1512,12 @@ public nonisolated struct Sharedstate_V1_WatchEvent: Sendable {
   public var hasError: Bool {self._error != nil}
   /// Clears the value of `error`. Subsequent reads from it will return its default value.
   public mutating func clearError() {self._error = nil}
+
+  /// For CHANGES: the session that wrote the revision (0: syncd itself), and the cause its write
+  /// carried. Resolve a session to its client with `history`.
+  public var writerSession: UInt64 = 0
+
+  public var cause: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2525,7 +2592,7 @@ nonisolated extension Sharedstate_V1_GetResponse: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PutRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{3}if_version\0\u{1}ephemeral\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{3}if_version\0\u{1}ephemeral\0\u{1}cause\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2537,6 +2604,7 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
       case 2: try { try decoder.decodeSingularBytesField(value: &self.value) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self._ifVersion) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.ephemeral) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.cause) }()
       default: break
       }
     }
@@ -2559,6 +2627,9 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
     if self.ephemeral != false {
       try visitor.visitSingularBoolField(value: self.ephemeral, fieldNumber: 4)
     }
+    if !self.cause.isEmpty {
+      try visitor.visitSingularStringField(value: self.cause, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2567,6 +2638,7 @@ nonisolated extension Sharedstate_V1_PutRequest: SwiftProtobuf.Message, SwiftPro
     if lhs.value != rhs.value {return false}
     if lhs._ifVersion != rhs._ifVersion {return false}
     if lhs.ephemeral != rhs.ephemeral {return false}
+    if lhs.cause != rhs.cause {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2609,7 +2681,7 @@ nonisolated extension Sharedstate_V1_PutResponse: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Sharedstate_V1_DeleteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeleteRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{3}if_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{3}if_version\0\u{1}cause\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2619,6 +2691,7 @@ nonisolated extension Sharedstate_V1_DeleteRequest: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self._ifVersion) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.cause) }()
       default: break
       }
     }
@@ -2635,12 +2708,16 @@ nonisolated extension Sharedstate_V1_DeleteRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._ifVersion {
       try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
     } }()
+    if !self.cause.isEmpty {
+      try visitor.visitSingularStringField(value: self.cause, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_DeleteRequest, rhs: Sharedstate_V1_DeleteRequest) -> Bool {
     if lhs.key != rhs.key {return false}
     if lhs._ifVersion != rhs._ifVersion {return false}
+    if lhs.cause != rhs.cause {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2882,7 +2959,7 @@ nonisolated extension Sharedstate_V1_Operation: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Sharedstate_V1_TransactionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".TransactionRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}compares\0\u{3}on_success\0\u{3}on_failure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}compares\0\u{3}on_success\0\u{3}on_failure\0\u{1}cause\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2893,6 +2970,7 @@ nonisolated extension Sharedstate_V1_TransactionRequest: SwiftProtobuf.Message, 
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.compares) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.onSuccess) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.onFailure) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.cause) }()
       default: break
       }
     }
@@ -2908,6 +2986,9 @@ nonisolated extension Sharedstate_V1_TransactionRequest: SwiftProtobuf.Message, 
     if !self.onFailure.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.onFailure, fieldNumber: 3)
     }
+    if !self.cause.isEmpty {
+      try visitor.visitSingularStringField(value: self.cause, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2915,6 +2996,7 @@ nonisolated extension Sharedstate_V1_TransactionRequest: SwiftProtobuf.Message, 
     if lhs.compares != rhs.compares {return false}
     if lhs.onSuccess != rhs.onSuccess {return false}
     if lhs.onFailure != rhs.onFailure {return false}
+    if lhs.cause != rhs.cause {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3287,7 +3369,7 @@ nonisolated extension Sharedstate_V1_HistoryRequest: SwiftProtobuf.Message, Swif
 
 nonisolated extension Sharedstate_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HistoryResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}changes\0\u{3}compacted_revision\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}changes\0\u{3}compacted_revision\0\u{1}origins\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3297,6 +3379,7 @@ nonisolated extension Sharedstate_V1_HistoryResponse: SwiftProtobuf.Message, Swi
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.compactedRevision) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.origins) }()
       default: break
       }
     }
@@ -3309,12 +3392,105 @@ nonisolated extension Sharedstate_V1_HistoryResponse: SwiftProtobuf.Message, Swi
     if self.compactedRevision != 0 {
       try visitor.visitSingularUInt64Field(value: self.compactedRevision, fieldNumber: 2)
     }
+    if !self.origins.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.origins, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_HistoryResponse, rhs: Sharedstate_V1_HistoryResponse) -> Bool {
     if lhs.changes != rhs.changes {return false}
     if lhs.compactedRevision != rhs.compactedRevision {return false}
+    if lhs.origins != rhs.origins {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_Origin: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Origin"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}writer\0\u{1}cause\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._writer) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.cause) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._writer {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.cause.isEmpty {
+      try visitor.visitSingularStringField(value: self.cause, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_Origin, rhs: Sharedstate_V1_Origin) -> Bool {
+    if lhs._writer != rhs._writer {return false}
+    if lhs.cause != rhs.cause {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_Writer: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Writer"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}client_name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.clientName) }()
+      case 3: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.gid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sessionID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.clientName.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientName, fieldNumber: 2)
+    }
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 3)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 4)
+    }
+    if self.gid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.gid, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_Writer, rhs: Sharedstate_V1_Writer) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.clientName != rhs.clientName {return false}
+    if lhs.pid != rhs.pid {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.gid != rhs.gid {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3803,7 +3979,7 @@ nonisolated extension Sharedstate_V1_Change: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WatchEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}watch_id\0\u{1}kind\0\u{1}revision\0\u{1}changes\0\u{1}error\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}watch_id\0\u{1}kind\0\u{1}revision\0\u{1}changes\0\u{1}error\0\u{3}writer_session\0\u{1}cause\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3816,6 +3992,8 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.writerSession) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.cause) }()
       default: break
       }
     }
@@ -3841,6 +4019,12 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
     try { if let v = self._error {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if self.writerSession != 0 {
+      try visitor.visitSingularUInt64Field(value: self.writerSession, fieldNumber: 6)
+    }
+    if !self.cause.isEmpty {
+      try visitor.visitSingularStringField(value: self.cause, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3850,6 +4034,8 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
     if lhs.revision != rhs.revision {return false}
     if lhs.changes != rhs.changes {return false}
     if lhs._error != rhs._error {return false}
+    if lhs.writerSession != rhs.writerSession {return false}
+    if lhs.cause != rhs.cause {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -127,8 +127,31 @@ public struct ClientInfo: Sendable, Hashable {
 public struct KeyHistory: Sendable, Hashable {
     /// Oldest first.
     public var changes: [Change]
+    /// Who made each change and why: `origins[i]` is the origin of `changes[i]`.
+    public var origins: [ChangeOrigin]
     /// Changes up to this revision are no longer kept.
     public var compactedRevision: UInt64
+}
+
+/// Who made a change, and why.
+public struct ChangeOrigin: Sendable, Hashable {
+    /// The connection that wrote it.
+    public var writer: Writer
+    /// The cause its write carried; empty when it gave none.
+    public var cause: String
+}
+
+/// The connection that wrote a revision, as its Hello and the kernel described it.
+public struct Writer: Sendable, Hashable {
+    /// Its session; 0 is syncd itself (the ephemeral keys of a session that ended).
+    public var sessionID: UInt64
+    /// The name it gave in its Hello ("syncd" for syncd itself).
+    public var clientName: String
+    /// The process, user and group that connected (`SO_PEERCRED`); syncd sends them to its own
+    /// user and root only, and 0 to others.
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
 }
 
 /// What a backup wrote.

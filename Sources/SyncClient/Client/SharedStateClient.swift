@@ -151,8 +151,24 @@ public final class SharedStateClient: Sendable {
         ifVersion: UInt64? = nil,
         ephemeral: Bool = false
     ) async throws(SharedStateError) -> PutResult {
+        try await put(key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, cause: "")
+    }
+
+    /// Sets `key` to `value`, saying why; see ``put(_:value:ifVersion:ephemeral:)``.
+    ///
+    /// - Parameter cause: Why, in the writer's words (`"door-lock: requestApplied(r7)"`): kept
+    ///   with the revision and shown by `syncctl history` and `watch`. At most 256 bytes.
+    @discardableResult
+    public func put(
+        _ key: String,
+        value: Data,
+        ifVersion: UInt64? = nil,
+        ephemeral: Bool = false,
+        cause: String
+    ) async throws(SharedStateError) -> PutResult {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
+        try RequestRules.validateCause(cause)
         let result = try await call(
             .put(
                 .with {
@@ -160,6 +176,7 @@ public final class SharedStateClient: Sendable {
                     $0.value = value
                     if let ifVersion { $0.ifVersion = ifVersion }
                     $0.ephemeral = ephemeral
+                    $0.cause = cause
                 }
             )
         )
@@ -173,12 +190,21 @@ public final class SharedStateClient: Sendable {
     /// - Throws: `notFound` when the key does not exist, `conflict` when `ifVersion` does not match.
     @discardableResult
     public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
+        try await delete(key, ifVersion: ifVersion, cause: "")
+    }
+
+    /// Removes `key`, saying why; see ``delete(_:ifVersion:)`` and the `cause` of
+    /// ``put(_:value:ifVersion:ephemeral:cause:)``.
+    @discardableResult
+    public func delete(_ key: String, ifVersion: UInt64? = nil, cause: String) async throws(SharedStateError) -> UInt64 {
         try KeyRules.validateKey(key, limits: limits)
+        try RequestRules.validateCause(cause)
         let result = try await call(
             .delete(
                 .with {
                     $0.key = key
                     if let ifVersion { $0.ifVersion = ifVersion }
+                    $0.cause = cause
                 })
         )
         guard case .delete(let delete) = result else { throw unexpected(result) }
@@ -208,6 +234,7 @@ public final class SharedStateClient: Sendable {
     /// - Throws: `conflict` when an operation's own `ifVersion` fails (nothing is applied),
     ///   `invalidArgument` when a branch writes one key twice.
     public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
+        try RequestRules.validateCause(transaction.cause)
         for compare in transaction.compares { try KeyRules.validateKey(compare.wireValue.key, limits: limits) }
         for operation in transaction.onSuccess + transaction.onFailure {
             try KeyRules.validateKey(operation.key, limits: limits)
@@ -219,6 +246,7 @@ public final class SharedStateClient: Sendable {
                     $0.compares = transaction.compares.map(\.wireValue)
                     $0.onSuccess = transaction.onSuccess.map(\.wireValue)
                     $0.onFailure = transaction.onFailure.map(\.wireValue)
+                    $0.cause = transaction.cause
                 })
         )
         guard case .transaction(let outcome) = result else { throw unexpected(result) }
@@ -265,7 +293,18 @@ public final class SharedStateClient: Sendable {
             )
         )
         guard case .history(let history) = result else { throw unexpected(result) }
-        return KeyHistory(changes: history.changes.map(Change.init(wireValue:)), compactedRevision: history.compactedRevision)
+        let origins = history.changes.indices.map { index in
+            // A syncd from before writers were recorded sends none: an empty origin (no client name).
+            let origin = index < history.origins.count ? history.origins[index] : Sharedstate_V1_Origin()
+            return ChangeOrigin(
+                writer: Writer(
+                    sessionID: origin.writer.sessionID, clientName: origin.writer.clientName,
+                    pid: origin.writer.pid, uid: origin.writer.uid, gid: origin.writer.gid),
+                cause: origin.cause
+            )
+        }
+        return KeyHistory(
+            changes: history.changes.map(Change.init(wireValue:)), origins: origins, compactedRevision: history.compactedRevision)
     }
 
     /// Every client connected to syncd, this one included.

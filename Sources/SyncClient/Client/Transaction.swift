@@ -95,6 +95,9 @@ public struct Transaction: Sendable {
     public var onSuccess: [Operation]
     /// Applied when a compare fails.
     public var onFailure: [Operation]
+    /// Why, in the writer's words: kept with the revision of whichever branch writes, and shown by
+    /// `syncctl history` and `watch`. At most 256 bytes.
+    public var cause: String = ""
 
     /// Creates a transaction.
     public init(compares: [Compare] = [], onSuccess: [Operation] = [], onFailure: [Operation] = []) {

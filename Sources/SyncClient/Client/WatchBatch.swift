@@ -38,6 +38,10 @@ public struct WatchBatch: Sendable, Hashable {
     public var revision: UInt64
     /// The changes: for a snapshot, one put per selected entry, in key order.
     public var changes: [Change]
+    /// For the changes of one revision from syncd: the session that wrote it (0: syncd itself;
+    /// ``SharedStateClient/history(of:limit:)`` names its client), and the cause its write carried.
+    public var writerSession: UInt64 = 0
+    public var cause: String = ""
 
     /// Creates a batch.
     public init(kind: Kind, revision: UInt64, changes: [Change]) {
@@ -59,5 +63,7 @@ public struct WatchBatch: Sendable, Hashable {
             revision: wireValue.revision,
             changes: wireValue.changes.map(Change.init(wireValue:))
         )
+        self.writerSession = wireValue.writerSession
+        self.cause = wireValue.cause
     }
 }

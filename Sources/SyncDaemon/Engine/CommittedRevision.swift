@@ -1,19 +1,28 @@
 import SharedStateWire
 
-/// Every change one write request made, under the revision it was given, with its bytes encoded
-/// once for the change log and for every watcher.
+/// Every change one write request made, under the revision it was given, with who made it and its
+/// bytes encoded once for the change log and for every watcher.
 struct CommittedRevision: Sendable {
     /// The revision.
     let revision: UInt64
     /// The changes, in the order the request made them.
     let changes: [Change]
+    /// The session that wrote it (0: syncd itself) and the cause its write carried.
+    let writerSession: UInt64
+    let cause: String
+    /// The writer, for a revision committed by this run (nil when read back from the log, or for
+    /// syncd's own): recorded in the `sessions` table with its first revision.
+    let writer: WriterIdentity?
     /// The revision as the protocol encodes it (see ``EncodedRevision``).
     let encoded: EncodedRevision
 
-    init(revision: UInt64, changes: [Change]) {
+    init(revision: UInt64, changes: [Change], origin: WriteOrigin = .syncd("")) {
         self.revision = revision
         self.changes = changes
-        self.encoded = EncodedRevision(revision: revision, changes: changes)
+        self.writerSession = origin.session
+        self.cause = origin.cause
+        self.writer = origin.writer
+        self.encoded = EncodedRevision(revision: revision, changes: changes, writerSession: origin.session, cause: origin.cause)
     }
 
     /// Decodes a row of the change log.
@@ -21,6 +30,9 @@ struct CommittedRevision: Sendable {
         let encoded = try EncodedRevision(logRecord: logRecord)
         self.revision = encoded.revision
         self.changes = encoded.wireChanges.map(Change.init(wireValue:))
+        self.writerSession = encoded.writerSession
+        self.cause = encoded.cause
+        self.writer = nil
         self.encoded = encoded
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 extension StateEngine {
     /// The changes of `key` still in the change log, oldest first: the most recent `limit`, or
     /// all with nil; and the compacted revision.
-    func history(of key: String, limit: Int?) async throws(SharedStateError) -> (changes: [Change], compactedRevision: UInt64) {
+    func history(of key: String, limit: Int?) async throws(SharedStateError) -> (changes: [LoggedChange], compactedRevision: UInt64) {
         let compacted = published.withLock { $0.compactedRevision }
         do {
             return (try await storage.history(of: key, limit: limit), compacted)

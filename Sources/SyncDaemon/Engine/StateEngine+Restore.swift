@@ -9,7 +9,7 @@ extension StateEngine {
     /// So it runs in the background (``BackgroundWork``) against a copy of the key order taken at
     /// revision R, and the writer then only rechecks the keys written after R, which a
     /// ``RestoreJournal`` keeps while restores are being narrowed, before it commits what differs.
-    func restore(_ backup: [Entry]) async -> Result<WriteOutcome, SharedStateError> {
+    func restore(_ backup: [Entry], origin: WriteOrigin = .syncd("restore")) async -> Result<WriteOutcome, SharedStateError> {
         let (order, revision) = published.withLock { state in
             if state.restoreJournal == nil { state.restoreJournal = RestoreJournal() }
             state.restoreJournal!.restores += 1
@@ -31,7 +31,7 @@ extension StateEngine {
             return .failure(error)
         }
         return await withCheckedContinuation { continuation in
-            submit(request) { [self] outcome in
+            submit(request, origin: origin) { [self] outcome in
                 finishRestore()
                 continuation.resume(returning: outcome)
             }

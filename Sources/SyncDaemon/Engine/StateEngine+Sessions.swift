@@ -9,7 +9,7 @@ extension StateEngine {
     /// The keys are looked up when the writer gets to this request, after every write the session
     /// queued before it ended, so an ephemeral put still in the queue is deleted too.
     func endSession(_ session: UInt64) {
-        submit(.expireEphemeral(session: session, keys: [])) { [logger] result in
+        submit(.expireEphemeral(session: session, keys: []), origin: .syncd("session \(session) ended")) { [logger] result in
             if case .failure(let error) = result {
                 logger.error(
                     "could not delete a closed session's ephemeral keys", metadata: ["session": "\(session)", "error": "\(error)"])
@@ -26,6 +26,7 @@ extension StateEngine {
         }
         guard !keys.isEmpty else { return }
         // The writer is not running yet: commit this one request directly.
-        _ = try commit([.expireEphemeral(session: nil, keys: keys.sorted())])[0].get()
+        _ = try commit([.expireEphemeral(session: nil, keys: keys.sorted())], origins: [.syncd("the sessions of an earlier run ended")])[0]
+            .get()
     }
 }

@@ -7,10 +7,14 @@ import Synchronization
 /// the earlier ones left, commits the group in one transaction, then publishes it (see
 /// ``StateEngine``).
 extension StateEngine {
-    /// Queues a write; `completion` is called on the writer's thread once it is committed, or has
-    /// failed.
-    func submit(_ request: WriteRequest, completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void) {
-        if !queue.enqueue(CollectionOfOne(WriteQueue.Pending(request: request, reply: .callback(completion)))) {
+    /// Queues a write made by `origin` (syncd itself by default); `completion` is called on the
+    /// writer's thread once it is committed, or has failed.
+    func submit(
+        _ request: WriteRequest,
+        origin: WriteOrigin = .syncd(""),
+        completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void
+    ) {
+        if !queue.enqueue(CollectionOfOne(WriteQueue.Pending(request: request, origin: origin, reply: .callback(completion)))) {
             completion(.failure(Self.shuttingDown))
         }
     }
@@ -23,18 +27,23 @@ extension StateEngine {
     ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
     ///   by the writer, while the caller goes on reading. Never with `--durability full`.
     func submit(
-        _ requests: [(id: UInt64, request: WriteRequest)],
+        _ requests: [(id: UInt64, request: WriteRequest, cause: String)],
+        by writer: WriterIdentity? = nil,
         answeringTo target: some WriteAnswerTarget,
         mayCommitHere: Bool = false
     ) {
         guard !requests.isEmpty else { return }
-        let pending = requests.lazy.map { WriteQueue.Pending(request: $0.request, reply: .answer(requestID: $0.id, target: target)) }
+        let pending = requests.lazy.map {
+            WriteQueue.Pending(
+                request: $0.request, origin: WriteOrigin(writer: writer, cause: $0.cause),
+                reply: .answer(requestID: $0.id, target: target))
+        }
         // With `--durability full` a commit waits for an fsync: that is the writer's to wait for,
         // never an event loop's.
         if mayCommitHere, storage.durability != .full, queue.reserveIfIdle() {
             let deadline = storage.materializationDeadline
             let batch = Array(pending)
-            Self.reply(to: batch, with: commit(batch.map(\.request)))
+            Self.reply(to: batch, with: commit(batch.map(\.request), origins: batch.map(\.origin)))
             // The writer sleeps until the next materialisation is due: tell it when that changed.
             queue.finishCommit(wakeWriter: storage.materializationDeadline != deadline)
             return
@@ -59,7 +68,7 @@ extension StateEngine {
                     while let batch = queue.take(limit: configuration.maxRequestsPerCommit, until: { storage.materializationDeadline }) {
                         let isIdle = batch.isEmpty
                         if !isIdle {
-                            Self.reply(to: batch, with: commit(batch.map(\.request)))
+                            Self.reply(to: batch, with: commit(batch.map(\.request), origins: batch.map(\.origin)))
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
                         }
                         if isIdle || storage.isMaterializationDue { materialize() }
@@ -130,8 +139,9 @@ extension StateEngine {
         queue.close()
     }
 
-    /// Plans, commits and publishes a group of writes; returns each one's result.
-    func commit(_ batch: [WriteRequest]) -> [Result<WriteOutcome, SharedStateError>] {
+    /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd
+    /// itself when there are none); returns each one's result.
+    func commit(_ batch: [WriteRequest], origins: [WriteOrigin] = []) -> [Result<WriteOutcome, SharedStateError>] {
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: Entry?] = [:]
         var revision = published.withLock { $0.revision }
@@ -139,7 +149,8 @@ extension StateEngine {
         var revisions: [CommittedRevision] = []
         results.reserveCapacity(batch.count)
 
-        for var request in batch {
+        for (index, var request) in batch.enumerated() {
+            let origin = index < origins.count ? origins[index] : .syncd("")
             if case .expireEphemeral(let session?, _) = request {
                 var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
                 for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }
@@ -170,7 +181,7 @@ extension StateEngine {
                     for change in plan.changes {
                         overlay.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
                     }
-                    revisions.append(CommittedRevision(revision: revision, changes: plan.changes))
+                    revisions.append(CommittedRevision(revision: revision, changes: plan.changes, origin: origin))
                 }
                 results.append(.success(plan.outcome))
             } catch {
@@ -180,7 +191,15 @@ extension StateEngine {
 
         if !revisions.isEmpty {
             do {
-                try storage.commit(revisions)
+                let newWriters = recordedWriters.withLock { recorded in
+                    revisions.compactMap { revision in revision.writer.flatMap { recorded.insert($0.session).inserted ? $0 : nil } }
+                }
+                do {
+                    try storage.commit(revisions, recording: newWriters)
+                } catch {
+                    recordedWriters.withLock { recorded in for writer in newWriters { recorded.remove(writer.session) } }
+                    throw error
+                }
             } catch {
                 logger.error(
                     "commit failed; the writes were refused",

@@ -75,6 +75,10 @@ final class StateEngine: Sendable {
     let logger: Logger
     let published: Mutex<Published>
     let queue = WriteQueue()
+    /// The sessions this run has recorded in the `sessions` table (see ``WriteOrigin``).
+    let recordedWriters = Mutex<Set<UInt64>>([])
+    /// The highest session id the database named at start-up: this run numbers its sessions above.
+    let lastSessionIDOfEarlierRuns: UInt64
     let retention: Mutex<RetentionPolicy>
 
     /// Creates an engine over `storage`, starting from the state it holds.
@@ -82,6 +86,7 @@ final class StateEngine: Sendable {
         precondition(configuration.progressInterval > .zero, "the progress interval must be positive")
         let loaded = try storage.load()
         self.storage = storage
+        self.lastSessionIDOfEarlierRuns = loaded.lastSessionID
         self.configuration = configuration
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger

@@ -14,9 +14,10 @@ import SharedStateWire
 final class WriteQueue: @unchecked Sendable {
     // @unchecked: `items`, `isCommitting` and `isClosed` are only touched with `condition` locked.
 
-    /// A write and who gets its result.
+    /// A write, who made it, and who gets its result.
     struct Pending: Sendable {
         var request: WriteRequest
+        var origin: WriteOrigin
         var reply: Reply
     }
 

@@ -160,7 +160,7 @@ struct WatchRegistry {
             frame = wholeFrames[frameKey] ?? revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
             wholeFrames[frameKey] = frame
         case .some(let changes):
-            frame = WatchFrames.changes(changes, watchID: watch.id, revision: revision.revision)
+            frame = WatchFrames.changes(changes, of: revision.encoded, watchID: watch.id)
         }
         watches[key]!.isIdle = false
         if watch.heldFrames != nil {
@@ -241,7 +241,7 @@ struct WatchRegistry {
         case .none: nil
         // All of them: the revision's encoded event serves as it is.
         case .whole: revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
-        case .some(let changes): WatchFrames.changes(changes, watchID: watch.id, revision: revision.revision)
+        case .some(let changes): WatchFrames.changes(changes, of: revision.encoded, watchID: watch.id)
         }
     }
 }

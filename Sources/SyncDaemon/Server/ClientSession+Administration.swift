@@ -89,12 +89,12 @@ extension ClientSession {
         let (id, limits, access) = (call.id, call.limits, call.access)
         try requireAdministrator("restore a backup", access)
         let path = try transfers.path(of: restore.transferID)
-        let engine = self.engine
+        let (engine, origin) = (self.engine, WriteOrigin(writer: writerIdentity, cause: "restore of a backup"))
         // The upload is used up whatever happens next. A write: a drain waits for its answer.
         writer.expectAnswers(1)
         return suspend(id, usingUp: restore.transferID, isWrite: true) { () async throws(SharedStateError) in
             let entries = try await Self.readBackup(at: path, limits: limits)
-            let outcome = await engine.restore(entries)
+            let outcome = await engine.restore(entries, origin: origin)
             guard case .restored(let revision, let puts, let deletes) = try outcome.get() else {
                 throw SharedStateError(.unavailable, "the restore was committed as something else")
             }

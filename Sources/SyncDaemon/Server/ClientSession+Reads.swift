@@ -61,11 +61,27 @@ extension ClientSession {
         try KeyRules.validateKey(history.key, limits: limits)
         try requireRead(history.key, access)
         let (engine, key, limit) = (self.engine, history.key, history.limit == 0 ? nil : Int(history.limit))
+        // Anyone who may read the key sees who wrote it; the kernel's ids only administrators.
+        let showsCredentials = access.isUnrestricted
         return suspend(id) { () async throws(SharedStateError) in
             let result = try await engine.history(of: key, limit: limit)
             return .history(
                 .with {
-                    $0.changes = result.changes.map(\.wireValue)
+                    $0.changes = result.changes.map(\.change.wireValue)
+                    $0.origins = result.changes.map { logged in
+                        .with {
+                            $0.cause = logged.cause
+                            $0.writer = .with {
+                                $0.sessionID = logged.writerSession
+                                $0.clientName = logged.writerSession == 0 ? "syncd" : logged.writer?.clientName ?? ""
+                                if showsCredentials, let writer = logged.writer {
+                                    $0.pid = writer.pid
+                                    $0.uid = writer.uid
+                                    $0.gid = writer.gid
+                                }
+                            }
+                        }
+                    }
                     $0.compactedRevision = result.compactedRevision
                 }
             )

@@ -5,22 +5,29 @@ import SharedStateWire
 extension ClientSession {
     /// Checks a put or a delete and queues it for the engine; it is answered when it commits.
     func write(_ operation: Sharedstate_V1_Operation.OneOf_Kind, _ call: Call) throws(SharedStateError) -> Step {
+        let cause =
+            switch operation {
+            case .put(let put): put.cause
+            case .delete(let delete): delete.cause
+            }
+        try RequestRules.validateCause(cause)
         let operation = try writeOperation(operation, limits: call.limits)
         try requireWrite(operation.key, call.access)
-        queuedWrites.append((call.id, operation.request))
+        queuedWrites.append((call.id, operation.request, cause))
         return .next
     }
 
     /// Checks a transaction and queues it for the engine; it is answered when it commits.
     func transaction(_ transaction: Sharedstate_V1_TransactionRequest, _ call: Call) throws(SharedStateError) -> Step {
         let (id, limits, access) = (call.id, call.limits, call.access)
+        try RequestRules.validateCause(transaction.cause)
         let request = try transactionRequest(transaction, limits: limits)
         if case .transaction(let compares, let onSuccess, let onFailure) = request {
             // A compare reveals whether a value matches: it needs read access.
             for compare in compares { try requireRead(compare.key, access) }
             for operation in onSuccess + onFailure { try requireWrite(operation.key, access) }
         }
-        queuedWrites.append((id, request))
+        queuedWrites.append((id, request, transaction.cause))
         return .next
     }
 

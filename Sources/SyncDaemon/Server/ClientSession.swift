@@ -63,7 +63,16 @@ final class ClientSession {
     let transfers: TransferStore
     let accessCache: PermissionCache
     /// Writes checked and not yet handed to the engine: they go together, once per read.
-    var queuedWrites: [(id: UInt64, request: WriteRequest)] = []
+    var queuedWrites: [(id: UInt64, request: WriteRequest, cause: String)] = []
+    /// This connection as the writer of the revisions it makes; made at its first write, after
+    /// the Hello has named it.
+    lazy var writerIdentity = WriterIdentity(
+        session: record.sessionID,
+        clientName: record.clientName,
+        pid: record.credentials?.pid ?? 0,
+        uid: record.credentials?.uid ?? 0,
+        gid: record.credentials?.gid ?? 0
+    )
     var logger: Logger { environment.logger }
 
     private let admitGreeting: () -> SharedStateError?
@@ -107,7 +116,7 @@ final class ClientSession {
         // One write from a client that waits for each answer: latency is what it feels.
         let waitsForEach = queuedWrites.count == 1 && !writer.owesAnswers
         writer.expectAnswers(queuedWrites.count)
-        engine.submit(queuedWrites, answeringTo: writer, mayCommitHere: waitsForEach)
+        engine.submit(queuedWrites, by: writerIdentity, answeringTo: writer, mayCommitHere: waitsForEach)
         queuedWrites.removeAll(keepingCapacity: true)
     }
 

@@ -33,13 +33,15 @@ final class ConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
-    private let lastSessionID = Atomic<UInt64>(0)
+    private let lastSessionID: Atomic<UInt64>
     /// The users who may take the places kept for administrators.
     private let administrators: Set<uid_t>
 
-    /// A registry whose administrators are `administrators` (syncd's own user and root).
-    init(administrators: Set<uid_t> = [0, getuid()]) {
+    /// A registry whose administrators are `administrators` (syncd's own user and root), and
+    /// whose session ids follow `lastSessionID` (the highest an earlier run used).
+    init(administrators: Set<uid_t> = [0, getuid()], lastSessionID: UInt64 = 0) {
         self.administrators = administrators
+        self.lastSessionID = Atomic(lastSessionID)
     }
 
     /// A session id never handed out before by this server.

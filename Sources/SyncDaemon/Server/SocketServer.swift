@@ -38,7 +38,7 @@ final class SocketServer: Service {
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
     private let onListening: @Sendable () -> Void
-    private let connections = ConnectionRegistry()
+    private let connections: ConnectionRegistry
     /// The requests that wait, which shutdown awaits before the engine closes.
     private let requests = RequestTasks()
     private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
@@ -54,6 +54,7 @@ final class SocketServer: Service {
     ) {
         self.configuration = configuration
         self.engine = engine
+        self.connections = ConnectionRegistry(lastSessionID: engine.lastSessionIDOfEarlierRuns)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.statusReport = status

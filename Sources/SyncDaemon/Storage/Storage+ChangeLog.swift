@@ -21,7 +21,7 @@ extension Storage {
 
     /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
-    func history(of key: String, limit: Int?) async throws -> [Change] {
+    func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
         try await pool.read { db in
             let rows = try Row.fetchCursor(
                 db,
@@ -30,13 +30,32 @@ extension Storage {
                     ORDER BY revision DESC
                     """
             )
-            var found: [Change] = []
+            var found: [LoggedChange] = []
+            var sessions: Set<UInt64> = []
             while let row = try rows.next() {
                 let revision = try CommittedRevision(logRecord: row[0])
-                found.append(contentsOf: revision.changes.filter { $0.key == key })
+                for change in revision.changes where change.key == key {
+                    found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
+                    sessions.insert(revision.writerSession)
+                }
                 if let limit, found.count >= limit { break }
             }
-            return found.reversed()
+            // Who the sessions were, recorded with their first revisions.
+            sessions.remove(0)
+            var writers: [UInt64: WriterIdentity] = [:]
+            for session in sessions {
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT client_name, pid, uid, gid FROM sessions WHERE session_id = ?",
+                        arguments: [Int64(bitPattern: session)])
+                else { continue }
+                writers[session] = WriterIdentity(session: session, clientName: row[0], pid: row[1], uid: row[2], gid: row[3])
+            }
+            return found.reversed().map { logged in
+                var logged = logged
+                logged.writer = writers[logged.writerSession]
+                return logged
+            }
         }
     }
 
@@ -70,4 +89,15 @@ extension Storage {
             if deleted < chunk { return }
         }
     }
+}
+
+/// A key's change as the change log holds it, with who made it.
+struct LoggedChange: Sendable {
+    var change: Change
+    /// The session that wrote it (0: syncd itself), and the cause its write carried.
+    var writerSession: UInt64
+    var cause: String
+    /// The session's client, when the `sessions` table knows it (a revision written before
+    /// writers were recorded has none).
+    var writer: WriterIdentity?
 }

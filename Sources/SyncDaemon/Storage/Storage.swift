@@ -39,6 +39,9 @@ final class Storage: Sendable {
         var entries: EntryTable
         var revision: UInt64
         var compactedRevision: UInt64
+        /// The highest session id the database names (a writer, or an ephemeral key's owner):
+        /// this run's sessions are numbered above it, so no session id is ever used twice.
+        var lastSessionID: UInt64 = 0
     }
 
     /// The database file.
@@ -107,8 +110,17 @@ final class Storage: Sendable {
     func load() throws -> LoadedState {
         let (loaded, replayed) = try pool.read { db in
             let state = try Self.readState(db)
+            let lastSessionID = try UInt64.fetchOne(
+                db,
+                sql: """
+                    SELECT max(coalesce((SELECT max(session_id) FROM sessions), 0),
+                               coalesce((SELECT max(ephemeral_session) FROM entries), 0))
+                    """
+            )
             return (
-                LoadedState(entries: state.entries, revision: state.revision, compactedRevision: try Self.meta("compacted_revision", db)),
+                LoadedState(
+                    entries: state.entries, revision: state.revision, compactedRevision: try Self.meta("compacted_revision", db),
+                    lastSessionID: lastSessionID ?? 0),
                 state.replayed
             )
         }
@@ -129,7 +141,7 @@ final class Storage: Sendable {
     ///
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
-    func commit(_ revisions: [CommittedRevision]) throws {
+    func commit(_ revisions: [CommittedRevision], recording writers: [WriterIdentity] = []) throws {
         guard let last = revisions.last else { return }
         try pool.writeWithoutTransaction { db in
             // The transaction's own statements are prepared once too: GRDB's transactions prepare
@@ -149,6 +161,11 @@ final class Storage: Sendable {
                         return sqlite3_step(handle)
                     }
                     guard code == SQLITE_DONE else { throw Self.error(code, db) }
+                }
+                for writer in writers {
+                    try db.cachedStatement(
+                        sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
+                    ).execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
                 }
                 try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
             } catch {

@@ -10,6 +10,8 @@ import GRDB
 ///   log in batches (see ``Storage/materialize()``), so a restart loads them and replays only the
 ///   log after that revision. `ephemeral_session` is the session an ephemeral key is bound to (0:
 ///   the key persists).
+/// - `sessions`: the connections that wrote, one row each (client name and the kernel's pid, uid,
+///   gid), written with a session's first revision; each `changes` row names its session.
 /// - `meta`: named integers: `revision` (the last revision materialised; the log may hold later
 ///   ones), `compacted_revision`, `entries_revision`.
 enum StorageMigrations {
@@ -43,6 +45,20 @@ enum StorageMigrations {
         migrator.registerMigration("v3: entries materialised in batches") { db in
             // Until now every commit wrote `entries` too: they are current.
             try db.execute(sql: "INSERT INTO meta (name, value) SELECT 'entries_revision', value FROM meta WHERE name = 'revision'")
+        }
+        migrator.registerMigration("v4: writers of revisions") { db in
+            // One row per session that wrote, when it first wrote; `changes` rows carry the session.
+            try db.execute(
+                sql: """
+                    CREATE TABLE sessions (
+                        session_id INTEGER PRIMARY KEY NOT NULL,
+                        client_name TEXT NOT NULL,
+                        pid INTEGER NOT NULL,
+                        uid INTEGER NOT NULL,
+                        gid INTEGER NOT NULL
+                    );
+                    """
+            )
         }
         return migrator
     }

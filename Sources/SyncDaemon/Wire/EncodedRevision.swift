@@ -17,17 +17,24 @@ struct EncodedRevision: Sendable {
     let revision: UInt64
     /// The changes as wire messages, converted once for every watcher that selects only some.
     let wireChanges: [Sharedstate_V1_Change]
+    /// The session that wrote the revision (0: syncd itself), and the cause its write carried.
+    let writerSession: UInt64
+    let cause: String
     /// The change log's row, and the body of every frame that carries all of the changes.
     let logRecord: LogRecord
 
-    init(revision: UInt64, changes: [Change]) {
+    init(revision: UInt64, changes: [Change], writerSession: UInt64 = 0, cause: String = "") {
         self.revision = revision
         let wireChanges = changes.map(\.wireValue)
         self.wireChanges = wireChanges
+        self.writerSession = writerSession
+        self.cause = cause
         let event = Sharedstate_V1_WatchEvent.with {
             $0.kind = .changes
             $0.revision = revision
             $0.changes = wireChanges
+            $0.writerSession = writerSession
+            $0.cause = cause
         }
         self.logRecord = (try? event.serializedBytes()) ?? Data()
     }
@@ -37,6 +44,8 @@ struct EncodedRevision: Sendable {
         let event = try Sharedstate_V1_WatchEvent(serializedBytes: logRecord)
         self.revision = event.revision
         self.wireChanges = event.changes
+        self.writerSession = event.writerSession
+        self.cause = event.cause
         self.logRecord = logRecord
     }
 

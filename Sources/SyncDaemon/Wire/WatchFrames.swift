@@ -42,8 +42,19 @@ enum WatchFrames {
 
     /// The changes of `revision` that a watch selects, when it selects only some of them (a watch
     /// that selects all of them is sent ``EncodedRevision/frame(forWatch:allocator:)``).
-    static func changes(_ changes: [Sharedstate_V1_Change], watchID: UInt64, revision: UInt64) -> ByteBuffer {
-        event(watchID: watchID, kind: .changes, revision: revision, changes: changes)
+    static func changes(_ changes: [Sharedstate_V1_Change], of revision: EncodedRevision, watchID: UInt64) -> ByteBuffer {
+        Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
+                $0.event = .with {
+                    $0.watchID = watchID
+                    $0.kind = .changes
+                    $0.revision = revision.revision
+                    $0.changes = changes
+                    $0.writerSession = revision.writerSession
+                    $0.cause = revision.cause
+                }
+            }
+        )
     }
 
     /// A progress notice: the watch is current with `revision`.

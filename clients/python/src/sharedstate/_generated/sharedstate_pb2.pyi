@@ -125,12 +125,14 @@ class Compare(_message.Message):
     def __init__(self, key: _Optional[str] = ..., version: _Optional[int] = ..., value: _Optional[bytes] = ...) -> None: ...
 
 class DeleteRequest(_message.Message):
-    __slots__ = ["if_version", "key"]
+    __slots__ = ["cause", "if_version", "key"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     IF_VERSION_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    cause: str
     if_version: int
     key: str
-    def __init__(self, key: _Optional[str] = ..., if_version: _Optional[int] = ...) -> None: ...
+    def __init__(self, key: _Optional[str] = ..., if_version: _Optional[int] = ..., cause: _Optional[str] = ...) -> None: ...
 
 class DeleteResponse(_message.Message):
     __slots__ = ["revision"]
@@ -193,12 +195,14 @@ class HistoryRequest(_message.Message):
     def __init__(self, key: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class HistoryResponse(_message.Message):
-    __slots__ = ["changes", "compacted_revision"]
+    __slots__ = ["changes", "compacted_revision", "origins"]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     COMPACTED_REVISION_FIELD_NUMBER: _ClassVar[int]
+    ORIGINS_FIELD_NUMBER: _ClassVar[int]
     changes: _containers.RepeatedCompositeFieldContainer[Change]
     compacted_revision: int
-    def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., compacted_revision: _Optional[int] = ...) -> None: ...
+    origins: _containers.RepeatedCompositeFieldContainer[Origin]
+    def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., compacted_revision: _Optional[int] = ..., origins: _Optional[_Iterable[_Union[Origin, _Mapping]]] = ...) -> None: ...
 
 class ListRequest(_message.Message):
     __slots__ = ["limit", "prefix"]
@@ -226,17 +230,27 @@ class Operation(_message.Message):
     put: PutRequest
     def __init__(self, put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ...) -> None: ...
 
+class Origin(_message.Message):
+    __slots__ = ["cause", "writer"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
+    WRITER_FIELD_NUMBER: _ClassVar[int]
+    cause: str
+    writer: Writer
+    def __init__(self, writer: _Optional[_Union[Writer, _Mapping]] = ..., cause: _Optional[str] = ...) -> None: ...
+
 class PutRequest(_message.Message):
-    __slots__ = ["ephemeral", "if_version", "key", "value"]
+    __slots__ = ["cause", "ephemeral", "if_version", "key", "value"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     EPHEMERAL_FIELD_NUMBER: _ClassVar[int]
     IF_VERSION_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    cause: str
     ephemeral: bool
     if_version: int
     key: str
     value: bytes
-    def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., if_version: _Optional[int] = ..., ephemeral: bool = ...) -> None: ...
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., if_version: _Optional[int] = ..., ephemeral: bool = ..., cause: _Optional[str] = ...) -> None: ...
 
 class PutResponse(_message.Message):
     __slots__ = ["revision", "version"]
@@ -379,14 +393,16 @@ class StatusResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ...) -> None: ...
 
 class TransactionRequest(_message.Message):
-    __slots__ = ["compares", "on_failure", "on_success"]
+    __slots__ = ["cause", "compares", "on_failure", "on_success"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     COMPARES_FIELD_NUMBER: _ClassVar[int]
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
     ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    cause: str
     compares: _containers.RepeatedCompositeFieldContainer[Compare]
     on_failure: _containers.RepeatedCompositeFieldContainer[Operation]
     on_success: _containers.RepeatedCompositeFieldContainer[Operation]
-    def __init__(self, compares: _Optional[_Iterable[_Union[Compare, _Mapping]]] = ..., on_success: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ..., on_failure: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ...) -> None: ...
+    def __init__(self, compares: _Optional[_Iterable[_Union[Compare, _Mapping]]] = ..., on_success: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ..., on_failure: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ..., cause: _Optional[str] = ...) -> None: ...
 
 class TransactionResponse(_message.Message):
     __slots__ = ["revision", "succeeded"]
@@ -439,18 +455,22 @@ class TransferWriteResponse(_message.Message):
     def __init__(self, transfer_id: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
 
 class WatchEvent(_message.Message):
-    __slots__ = ["changes", "error", "kind", "revision", "watch_id"]
+    __slots__ = ["cause", "changes", "error", "kind", "revision", "watch_id", "writer_session"]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     CHANGES_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    WRITER_SESSION_FIELD_NUMBER: _ClassVar[int]
+    cause: str
     changes: _containers.RepeatedCompositeFieldContainer[Change]
     error: Error
     kind: EventKind
     revision: int
     watch_id: int
-    def __init__(self, watch_id: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., revision: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    writer_session: int
+    def __init__(self, watch_id: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., revision: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., writer_session: _Optional[int] = ..., cause: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ["after_revision", "prefixes", "snapshot"]
@@ -481,6 +501,20 @@ class Welcome(_message.Message):
     server_version: str
     session_id: int
     def __init__(self, protocol_version: _Optional[int] = ..., revision: _Optional[int] = ..., session_id: _Optional[int] = ..., server_version: _Optional[str] = ...) -> None: ...
+
+class Writer(_message.Message):
+    __slots__ = ["client_name", "gid", "pid", "session_id", "uid"]
+    CLIENT_NAME_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    client_name: str
+    gid: int
+    pid: int
+    session_id: int
+    uid: int
+    def __init__(self, session_id: _Optional[int] = ..., client_name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ...) -> None: ...
 
 class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
