@@ -36,6 +36,10 @@ import Testing
             return heater?["averageCelsius"] as? Double == average && heater?["sensors"] as? Int == 2
         }
         #expect(try await json("climate/heater", scratch: scratch)?["mode"] as? String == (average < 20.5 ? "heating" : "idle"))
+        // Each write names the process, the feature and the action whose effect made it.
+        let heaterHistory = try await syncctl(["--json", "history", "climate/heater", "--limit", "1"], scratch: scratch)
+        #expect(heaterHistory.stdout.contains(#""client":"thermostat""#), "\(heaterHistory.stdout)")
+        #expect(heaterHistory.stdout.contains(#""cause":"Thermostat: "#), "\(heaterHistory.stdout)")
 
         // Raising the target from anywhere changes the decision live.
         _ = try await syncctl(["put", "climate/target", "\(average - 5)"], scratch: scratch)

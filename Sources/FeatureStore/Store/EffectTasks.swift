@@ -80,9 +80,10 @@ final class EffectTasks: Sendable {
         ids: [EffectID],
         path: [EffectScope],
         description: EffectDescription,
+        origin: EffectOrigin? = nil,
         operation: @escaping @Sendable () async -> Void
     ) -> Task<Void, Never>? {
-        let context = EffectContext(effects: self, path: path)
+        let context = EffectContext(effects: self, path: path, origin: origin)
         return state.withLock { state -> Task<Void, Never>? in
             guard !state.isShutDown else { return nil }
             state.notYetRunning += 1
@@ -175,6 +176,8 @@ struct EffectDescription: Sendable, CustomStringConvertible {
 struct EffectContext: Sendable {
     let effects: EffectTasks
     let path: [EffectScope]
+    /// What started the effect.
+    let origin: EffectOrigin?
 
     @TaskLocal static var current: EffectContext?
 }

@@ -51,7 +51,8 @@ public final class Store<State, Action: Sendable> {
             initialState: initialState,
             reduce: reduce,
             dependencies: dependencies,
-            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+            location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column),
+            feature: String(describing: R.self)
         )
         // The closures hold the core weakly (every store holds it strongly through `core`), so
         // an observer registered with the core does not keep it alive.

@@ -13,6 +13,8 @@ final class StoreCore<State, Action: Sendable> {
     var dependencies: DependencyValues
     let effects = EffectTasks()
     private let location: SourceLocation
+    /// The feature's name for ``EffectOrigin``: its reducer's type name.
+    private let feature: String
 
     /// Actions waiting to be reduced, each with the group its effects join (nil: the group of
     /// the `send` that reduces it, made when it is first needed).
@@ -30,12 +32,14 @@ final class StoreCore<State, Action: Sendable> {
         initialState: State,
         reduce: @escaping (inout State, Action) -> Effect<Action>,
         dependencies: DependencyValues,
-        location: SourceLocation
+        location: SourceLocation,
+        feature: String = ""
     ) {
         self.state = initialState
         self.reduce = reduce
         self.dependencies = dependencies
         self.location = location
+        self.feature = feature
     }
 
     isolated deinit {
@@ -90,7 +94,7 @@ final class StoreCore<State, Action: Sendable> {
                         target = EffectGroup()
                         group = target
                     }
-                    _ = run(effect, in: target)
+                    _ = run(effect, in: target) { EffectOrigin(feature: feature, action: current.action) }
                 }
                 if index < buffer.count {
                     next = buffer[index]
@@ -150,10 +154,18 @@ final class StoreCore<State, Action: Sendable> {
     /// removing the row for that action), as in TCA.
     ///
     /// - Returns: The tasks started.
-    private func run(_ effect: Effect<Action>, in group: EffectGroup, ids: [EffectID] = []) -> [Task<Void, Never>] {
+    private func run(
+        _ effect: Effect<Action>,
+        in group: EffectGroup,
+        ids: [EffectID] = [],
+        origin: () -> EffectOrigin?
+    ) -> [Task<Void, Never>] {
         var launches: [Launch] = []
         plan(effect, ids: ids, group: group, into: &launches)
-        return launches.compactMap { start($0, in: group) }
+        // Made only when a task starts: most actions start none.
+        guard !launches.isEmpty else { return [] }
+        let origin = origin()
+        return launches.compactMap { start($0, in: group, origin: origin) }
     }
 
     private func plan(_ effect: Effect<Action>, ids: [EffectID], group: EffectGroup, into launches: inout [Launch]) {
@@ -188,7 +200,7 @@ final class StoreCore<State, Action: Sendable> {
         }
     }
 
-    private func start(_ launch: Launch, in group: EffectGroup) -> Task<Void, Never>? {
+    private func start(_ launch: Launch, in group: EffectGroup, origin: EffectOrigin?) -> Task<Void, Never>? {
         let task: Task<Void, Never>?
         switch launch {
         case .cancelInFlight(let id):
@@ -215,7 +227,8 @@ final class StoreCore<State, Action: Sendable> {
                 name: run.name,
                 ids: ids,
                 path: run.path,
-                description: EffectDescription(location: run.location, name: run.name)
+                description: EffectDescription(location: run.location, name: run.name),
+                origin: origin
             ) {
                 await run.body(send)
                 completion.finish()
@@ -226,7 +239,8 @@ final class StoreCore<State, Action: Sendable> {
                 name: nil,
                 ids: ids,
                 path: [],
-                description: EffectDescription(location: sequence.lazy.compactMap(\.location).first, name: nil)
+                description: EffectDescription(location: sequence.lazy.compactMap(\.location).first, name: nil),
+                origin: origin
             ) { [weak self] in
                 for effect in sequence {
                     guard !Task.isCancelled, let self else { return }
@@ -242,7 +256,7 @@ final class StoreCore<State, Action: Sendable> {
     private func runToCompletion(_ effect: Effect<Action>, ids: [EffectID], group: EffectGroup) async {
         // Checked here, on the main actor: a `.cancel(id:)` reduced since the hop wins.
         guard !Task.isCancelled, !isShutDown else { return }
-        let tasks = run(effect, in: group, ids: ids)
+        let tasks = run(effect, in: group, ids: ids) { EffectOrigin.current }
         // A `.send` inside a concatenation is reduced now, in its turn; the effects of the
         // actions it sends join the group but are not awaited here.
         if !buffer.isEmpty && !isReducing {

@@ -24,7 +24,12 @@ extension DependencyValues {
 }
 
 private enum SharedStateKey: DependencyKey {
-    static var liveValue: any SharedStateBackend { LazySharedStateClient(configuration: SharedStateClient.Configuration()) }
+    static var liveValue: any SharedStateBackend {
+        var configuration = SharedStateClient.Configuration()
+        // A write from an effect names the feature and the action that started it.
+        configuration.causeOfWrites = { EffectOrigin.current?.description() }
+        return LazySharedStateClient(configuration: configuration)
+    }
     static var testValue: any SharedStateBackend { InMemorySharedState() }
     static var previewValue: any SharedStateBackend { InMemorySharedState() }
 }

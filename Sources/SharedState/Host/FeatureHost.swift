@@ -148,6 +148,7 @@ public struct FeatureHost: Sendable {
     /// Connects to syncd, retrying while it is not up yet; nil once a graceful shutdown began.
     fileprivate func connect() async throws -> SharedStateClient? {
         var configuration = SharedStateClient.Configuration(socketPath: socketPath, clientName: name)
+        configuration.causeOfWrites = { EffectOrigin.current?.description() }
         configuration.reconnects = true
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: connectTimeout)

@@ -37,6 +37,9 @@ public final class SharedStateClient: Sendable {
         public var reconnects = true
         /// The longest wait between two reconnection attempts (the first is 50 ms, then doubling).
         public var maxReconnectDelay: Duration = .seconds(2)
+        /// The cause of a write that names none, asked for at each write: the store runtime's
+        /// ``FeatureHost`` answers with the feature and the action whose effect is writing.
+        public var causeOfWrites: (@Sendable () -> String?)?
 
         /// A configuration for `socketPath`, or the default socket (see
         /// ``DefaultLocations/clientSocketPath(environment:)``).
@@ -151,8 +154,11 @@ public final class SharedStateClient: Sendable {
         ifVersion: UInt64? = nil,
         ephemeral: Bool = false
     ) async throws(SharedStateError) -> PutResult {
-        try await put(key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, cause: "")
+        try await put(key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, cause: defaultCause)
     }
+
+    /// The cause of a write that names none (see ``Configuration/causeOfWrites``).
+    private var defaultCause: String { configuration.causeOfWrites?() ?? "" }
 
     /// Sets `key` to `value`, saying why; see ``put(_:value:ifVersion:ephemeral:)``.
     ///
@@ -190,7 +196,7 @@ public final class SharedStateClient: Sendable {
     /// - Throws: `notFound` when the key does not exist, `conflict` when `ifVersion` does not match.
     @discardableResult
     public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
-        try await delete(key, ifVersion: ifVersion, cause: "")
+        try await delete(key, ifVersion: ifVersion, cause: defaultCause)
     }
 
     /// Removes `key`, saying why; see ``delete(_:ifVersion:)`` and the `cause` of
@@ -246,7 +252,7 @@ public final class SharedStateClient: Sendable {
                     $0.compares = transaction.compares.map(\.wireValue)
                     $0.onSuccess = transaction.onSuccess.map(\.wireValue)
                     $0.onFailure = transaction.onFailure.map(\.wireValue)
-                    $0.cause = transaction.cause
+                    $0.cause = transaction.cause.isEmpty ? defaultCause : transaction.cause
                 })
         )
         guard case .transaction(let outcome) = result else { throw unexpected(result) }
