@@ -1,3 +1,4 @@
+import Foundation
 import SyncClient
 
 /// One change as `watch` and `history` print it.
@@ -26,8 +27,8 @@ enum ChangeLine {
     /// `{"revision":R,"type":"put","key":K,"value":V,"version":N}` with `json` (a delete has no
     /// value), else `R put KEY VALUE` / `R delete KEY`; with an origin, also who made it:
     /// `"session"`, `"client"`, `"pid"` (to administrators) and `"cause"` when known, or
-    /// `  by CLIENT (session S, pid P): CAUSE`.
-    static func render(_ change: Change, json: Bool, origin: Origin? = nil) -> String {
+    /// `  by CLIENT (session S, pid P): CAUSE`; with a patch, its JSON Patch as `"patch"`.
+    static func render(_ change: Change, json: Bool, origin: Origin? = nil, patch: JSONDiff? = nil) -> String {
         if json {
             var object = JSONObject()
                 .number("revision", change.revision)
@@ -44,6 +45,7 @@ enum ChangeLine {
                 if origin.pid != 0 { object = object.number("pid", origin.pid) }
                 if !origin.cause.isEmpty { object = object.string("cause", origin.cause) }
             }
+            if let patch { object = object.raw("patch", Data(DiffLines.patchJSON(patch).utf8)) }
             return object.rendered
         }
         let line =

@@ -20,6 +20,9 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(help: "Only the most recent N changes.")
     var limit: Int?
 
+    @Flag(help: "Under each change, what changed inside the value (with --json, a JSON Patch as \"patch\").")
+    var diff = false
+
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
@@ -33,8 +36,13 @@ struct HistoryCommand: AsyncParsableCommand {
                 code: 2
             )
         }
+        var previous: DiffLines.Previous = .unknown
         for (change, origin) in zip(history.changes, history.origins) {
-            print(ChangeLine.render(change, json: options.json, origin: ChangeLine.Origin(origin)))
+            if change.type == .put, change.entry.version == 1 { previous = .known(nil) }
+            let patch = diff ? DiffLines.diff(from: previous, to: change) : nil
+            print(ChangeLine.render(change, json: options.json, origin: ChangeLine.Origin(origin), patch: patch))
+            if diff && !options.json { DiffLines.render(patch).forEach { print($0) } }
+            previous = .known(change.type == .put ? change.entry.value : nil)
         }
     }
 }

@@ -28,6 +28,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Exit after printing this many changes (snapshot entries not counted).")
     var count: Int?
 
+    @Flag(help: "Under each change, what changed inside the value (with --json, a JSON Patch as \"patch\").")
+    var diff = false
+
     func validate() throws {
         if snapshot && fromRevision != nil {
             throw ValidationError("--snapshot and --from-revision cannot be combined")
@@ -36,7 +39,9 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot ? .snapshot : .now)
+        // A diff needs the values before each change: a watch from now starts from a snapshot,
+        // printed only with --snapshot.
+        let start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot || diff ? .snapshot : .now)
         let client = try await options.connect()
         let prefixes = self.prefixes.isEmpty ? [""] : self.prefixes
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -54,12 +59,27 @@ struct WatchCommand: AsyncParsableCommand {
 
     private func printChanges(of stream: WatchStream) async throws {
         var printed = 0
+        // With --diff: the last value of every key seen, and whether a snapshot showed them all
+        // (then a key not seen did not exist).
+        var values: [String: Data] = [:]
+        let knowsEveryKey = fromRevision == nil
         do {
             for try await batch in stream {
                 // The changes of one revision name their writer; a snapshot or resync, none.
                 let origin = batch.kind == .changes ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
+                if batch.kind == .snapshot && !snapshot {
+                    for change in batch.changes { values[change.key] = change.entry.value }
+                    continue
+                }
                 for change in batch.changes {
-                    print(ChangeLine.render(change, json: options.json, origin: origin))
+                    var patch: JSONDiff?
+                    if diff {
+                        let known = values[change.key].map(DiffLines.Previous.known) ?? (knowsEveryKey ? .known(nil) : .unknown)
+                        patch = DiffLines.diff(from: change.type == .put && change.entry.version == 1 ? .known(nil) : known, to: change)
+                        values[change.key] = change.type == .put ? change.entry.value : nil
+                    }
+                    print(ChangeLine.render(change, json: options.json, origin: origin, patch: patch))
+                    if diff && !options.json && batch.kind != .snapshot { DiffLines.render(patch).forEach { print($0) } }
                     if batch.kind != .snapshot { printed += 1 }
                     if let count, printed >= count {
                         fflush(nil)  // nil flushes every stream, stdout included

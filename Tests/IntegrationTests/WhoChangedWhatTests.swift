@@ -65,6 +65,29 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func diffsShowWhatChangedInsideTheValue() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "door/cfg", #"{"mode":"auto","list":[1,2]}"#], scratch: scratch)
+        // A watch from now diffs against the snapshot it took (and does not print).
+        let watch = try ChildProcess(
+            try Binaries.path("syncctl"), ["--socket", scratch.socket, "watch", "door/", "--diff", "--count", "1"],
+            scratch: scratch, name: "watch")
+        try await waitForWatches(1, scratch: scratch)
+        _ = try await syncctl(["put", "door/cfg", #"{"mode":"manual","list":[1]}"#], scratch: scratch)
+        _ = try await watch.waitForExit()
+        #expect(watch.stdout.contains("  − /list/1: 2\n  − /mode: \"auto\"\n  + /mode: \"manual\"\n"), "\(watch.stdout)")
+
+        let history = try await syncctl(["--json", "history", "door/cfg", "--diff"], scratch: scratch)
+        let patches = try history.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])["patch"] as? [[String: Any]]
+        }
+        #expect(patches.count == 2)
+        #expect(patches[0]?.map { $0["op"] as? String } == ["add"])
+        #expect(patches[1]?.map { "\($0["op"]!) \($0["path"]!)" } == ["remove /list/1", "replace /mode"])
+        try await daemon.stop()
+    }
+
     @Test func aCauseThatIsTooLongOrHasControlCharactersIsRefused() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)

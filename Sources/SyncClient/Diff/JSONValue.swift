@@ -1,0 +1,66 @@
+import Foundation
+
+/// A JSON document as a value: what ``JSONDiff`` compares.
+public enum JSONValue: Sendable, Hashable, Decodable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Decodes one JSON document.
+    ///
+    /// - Throws: `DecodingError` when `data` is not JSON.
+    public init(json data: Data) throws {
+        self = try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    /// The value as compact JSON text, object keys sorted.
+    public var jsonText: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let bool): return bool ? "true" : "false"
+        case .number(let number):
+            if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
+            return "\(number)"
+        case .string(let string): return Self.quoted(string)
+        case .array(let elements): return "[" + elements.map(\.jsonText).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.keys.sorted().map { Self.quoted($0) + ":" + members[$0]!.jsonText }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func quoted(_ string: String) -> String {
+        var quoted = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case "\r": quoted += "\\r"
+            case "\t": quoted += "\\t"
+            case let scalar where scalar.value < 0x20: quoted += String(format: "\\u%04x", scalar.value)
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
+    }
+}
