@@ -33,6 +33,7 @@ from .locations import client_socket_path, default_socket_path
 from .types import (
     BatchKind,
     Change,
+    ChangeOrigin,
     ChangeType,
     ClientInfo,
     Compare,
@@ -49,6 +50,7 @@ from .types import (
     Status,
     TransactionResult,
     WatchBatch,
+    Writer,
 )
 
 __version__ = "0.1.0"
@@ -56,6 +58,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BatchKind",
     "Change",
+    "ChangeOrigin",
     "ChangeType",
     "Client",
     "ClientInfo",
@@ -86,6 +89,7 @@ __all__ = [
     "Unavailable",
     "Watch",
     "WatchBatch",
+    "Writer",
     "client_socket_path",
     "connect",
     "default_socket_path",

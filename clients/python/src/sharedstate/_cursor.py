@@ -31,7 +31,7 @@ class WatchCursor:
 
     def absorb(self, batch: WatchBatch, is_first: bool) -> WatchBatch:
         """Takes in a batch from syncd; returns the batch to give the consumer."""
-        kind, revision, changes = batch
+        kind, revision, changes, _, _ = batch
         mod_revisions = self._mod_revisions
         if kind is _SNAPSHOT and is_first:
             for _, entry in changes:

@@ -3,6 +3,7 @@ asyncio client so that both check and encode the same way."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from ._generated import sharedstate_pb2 as pb
 from .errors import InvalidArgument, TooLarge
 from .types import (
     Change,
+    ChangeOrigin,
     ClientInfo,
     Compare,
     Delete,
@@ -48,6 +50,31 @@ def check_value(data: bytes, limits: Limits) -> None:
         raise TooLarge(f"the value is {len(data)} bytes; the limit is {limits.max_value_bytes}")
 
 
+#: The most bytes of UTF-8 a write's cause may have (syncd's ``RequestRules.maxCauseBytes``).
+MAX_CAUSE_BYTES = 256
+
+# The Unicode control characters (general category Cc): C0, DEL and C1.
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_cause(cause: str | None) -> str:
+    """The cause to send (``""`` for none): at most 256 bytes of UTF-8 (else ``TooLarge``) with no
+    control character (else ``InvalidArgument``), the rule syncd applies."""
+    if cause is None:
+        return ""
+    if not isinstance(cause, str):
+        raise InvalidArgument(f"a cause is a str, not {type(cause).__name__}")
+    try:
+        size = len(cause.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgument("the cause is not valid Unicode text (it holds a lone surrogate)") from None
+    if size > MAX_CAUSE_BYTES:
+        raise TooLarge(f"the cause has {size} bytes; the limit is {MAX_CAUSE_BYTES}")
+    if _CONTROL_CHARACTER.search(cause):
+        raise InvalidArgument("the cause contains a control character")
+    return cause
+
+
 def prefixes_of(prefixes: str | Iterable[str], limits: Limits) -> list[str]:
     result = [prefixes] if isinstance(prefixes, str) else list(prefixes)
     for prefix in result:
@@ -70,12 +97,16 @@ def get_request(key: str, limits: Limits) -> pb.ClientFrame:
     return frame
 
 
-def put_request(key: str, data: bytes, if_version: int | None, ephemeral: bool, limits: Limits) -> pb.ClientFrame:
+def put_request(
+    key: str, data: bytes, if_version: int | None, ephemeral: bool, limits: Limits, cause: str | None = None
+) -> pb.ClientFrame:
     check_key(key, limits)
     check_value(data, limits)
     _check_version(if_version)
+    checked_cause = check_cause(cause)
     frame = pb.ClientFrame()
     _fill_put(frame.request.put, key, data, if_version, ephemeral)
+    frame.request.put.cause = checked_cause
     return frame
 
 
@@ -88,13 +119,15 @@ def _fill_put(put: pb.PutRequest, key: str, data: bytes, if_version: int | None,
     put.ephemeral = ephemeral
 
 
-def delete_request(key: str, if_version: int | None, limits: Limits) -> pb.ClientFrame:
+def delete_request(key: str, if_version: int | None, limits: Limits, cause: str | None = None) -> pb.ClientFrame:
     check_key(key, limits)
     _check_version(if_version)
+    checked_cause = check_cause(cause)
     frame = pb.ClientFrame()
     frame.request.delete.key = key
     if if_version is not None:
         frame.request.delete.if_version = if_version
+    frame.request.delete.cause = checked_cause
     return frame
 
 
@@ -109,13 +142,20 @@ def list_request(prefix: str, limit: int | None, limits: Limits) -> pb.ClientFra
 
 
 def transaction_request(
-    compares: Sequence[Compare], on_success: Sequence[Operation], on_failure: Sequence[Operation], limits: Limits
+    compares: Sequence[Compare],
+    on_success: Sequence[Operation],
+    on_failure: Sequence[Operation],
+    limits: Limits,
+    cause: str | None = None,
 ) -> tuple[pb.ClientFrame, PresenceNotes, PresenceNotes]:
-    """The frame, and what each branch leaves this client holding."""
+    """The frame, and what each branch leaves this client holding. ``cause`` covers the revision
+    of whichever branch writes."""
+    checked_cause = check_cause(cause)
     frame = pb.ClientFrame()
     transaction = frame.request.transaction
     # SetInParent: an empty transaction is still a transaction.
     transaction.SetInParent()
+    transaction.cause = checked_cause
     for compare in compares:
         if not isinstance(compare, Compare):
             raise InvalidArgument(f"a compare is a sharedstate.Compare, not {type(compare).__name__}")
@@ -219,7 +259,14 @@ def status_of(response: pb.StatusResponse) -> Status:
 
 
 def history_of(response: pb.HistoryResponse) -> History:
-    return History([Change.from_wire(change) for change in response.changes], response.compacted_revision)
+    origins = response.origins
+    # A syncd from before writers were recorded sends no origins: each change gets an empty one
+    # (session 0, no client name), as the Swift client does.
+    return History(
+        [Change.from_wire(change) for change in response.changes],
+        response.compacted_revision,
+        [ChangeOrigin.from_wire(origins[i] if i < len(origins) else pb.Origin()) for i in range(len(response.changes))],
+    )
 
 
 def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:

@@ -22,6 +22,8 @@ __all__ = [
     "Status",
     "ClientInfo",
     "History",
+    "ChangeOrigin",
+    "Writer",
     "Compare",
     "Put",
     "Delete",
@@ -155,6 +157,12 @@ class WatchBatch(NamedTuple):
     revision: int
     #: The changes, in the order the write made them; a snapshot or resync is in key order.
     changes: tuple[Change, ...]
+    #: For a ``changes`` batch: the session that wrote the revision (0: syncd itself, removing the
+    #: ephemeral keys of a session that ended); :meth:`~sharedstate.Client.history` of one of its
+    #: keys names the session's client. 0 for the other kinds.
+    writer_session: int = 0
+    #: For a ``changes`` batch: the cause the write carried (``""`` when it gave none).
+    cause: str = ""
 
     @property
     def replaces_state(self) -> bool:
@@ -185,7 +193,10 @@ def batch_from_wire(event: pb.WatchEvent) -> WatchBatch:
             Entry, (entry.key, entry.value, entry.version, entry.create_revision, entry.mod_revision, entry.ephemeral_session)
         )
         changes.append(_make(Change, (_DELETE if change.type == _WIRE_DELETE else _PUT, decoded)))
-    return _make(WatchBatch, (_BATCH_KINDS.get(event.kind, _CHANGES), event.revision, tuple(changes)))
+    return _make(
+        WatchBatch,
+        (_BATCH_KINDS.get(event.kind, _CHANGES), event.revision, tuple(changes), event.writer_session, event.cause),
+    )
 
 
 class PutResult(NamedTuple):
@@ -245,12 +256,43 @@ class ClientInfo(NamedTuple):
     admission: str
 
 
+class Writer(NamedTuple):
+    """The connection that wrote a revision, as its Hello and the kernel described it."""
+
+    #: Its session; 0 is syncd itself (the ephemeral keys of a session that ended, or of an
+    #: earlier run's at start-up).
+    session_id: int
+    #: The name it gave in its Hello (``"syncd"`` for syncd itself; ``""`` for a revision written
+    #: before syncd recorded writers).
+    client_name: str
+    #: The process, user and group that connected (``SO_PEERCRED``). syncd sends them to its own
+    #: user and root only, and 0 to others.
+    pid: int
+    uid: int
+    gid: int
+
+
+class ChangeOrigin(NamedTuple):
+    """Who made a change, and why."""
+
+    writer: Writer
+    #: The cause its write carried; ``""`` when it gave none.
+    cause: str
+
+    @classmethod
+    def from_wire(cls, origin: pb.Origin) -> ChangeOrigin:
+        writer = origin.writer
+        return cls(Writer(writer.session_id, writer.client_name, writer.pid, writer.uid, writer.gid), origin.cause)
+
+
 class History(NamedTuple):
     """The changes of one key still in the change log, oldest first."""
 
     changes: list[Change]
     #: Changes up to this revision are no longer kept.
     compacted_revision: int
+    #: Who made each change and why: ``origins[i]`` is the origin of ``changes[i]``.
+    origins: list[ChangeOrigin]
 
 
 class Compare(NamedTuple):
