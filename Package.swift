@@ -16,6 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // syncd's metrics in Prometheus's text format (issue 16), in a registry of syncd's own. It
+        // is also a swift-metrics backend; syncd uses its types directly, for their help texts.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Latency percentiles in syncctl bench, mergeable across subscriber processes.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // The store runtime only; syncd and syncctl never link these, so their builds skip swift-syntax.
@@ -94,6 +97,8 @@ let package = Package(
             name: "SyncDaemon",
             dependencies: [
                 "SharedStateWire",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

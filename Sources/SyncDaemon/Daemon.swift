@@ -122,12 +122,17 @@ public final class Daemon: Sendable {
         )
         // Shutdown runs in reverse: STOPPING=1 first, then the server stops accepting and closes
         // its connections, then the engine commits what is queued.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: engine), .init(service: server), .init(service: systemd),
+            .init(service: CheckpointService(storage: storage, interval: .milliseconds(500), logger: logger)),
+        ]
+        if let address = configuration.metricsAddress {
+            let metrics = try MetricsHTTPServer(address: address, text: { [weak server] in server?.metricsText ?? "" }, logger: logger)
+            services.append(.init(service: metrics))
+        }
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    .init(service: engine), .init(service: server), .init(service: systemd),
-                    .init(service: CheckpointService(storage: storage, interval: .milliseconds(500), logger: logger)),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 cancellationSignals: [],
                 logger: logger
@@ -169,6 +174,14 @@ public final class Daemon: Sendable {
                     $0.serverVersion = WireProtocol.softwareVersion
                     $0.databasePath = databasePath
                 }
+            },
+            metrics: { clients in
+                let statistics = engine.statistics
+                return engine.metrics.render(
+                    .init(
+                        keys: statistics.keys, connections: clients, watches: statistics.watches,
+                        revision: statistics.revision, compactedRevision: statistics.compactedRevision,
+                        databaseBytes: storage.databaseFileSize, writeAheadLogBytes: storage.writeAheadLogSize))
             },
             onListening: onListening
         )

@@ -51,6 +51,9 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "normal: commits survive any process crash; full: they also survive power loss (slower).")
     var durability: Durability = .normal
 
+    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (for example 127.0.0.1:9464). Default: off.")
+    var metricsAddress: String?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical; overrides the configuration file. Default: info.")
     var logLevel: Logger.Level?
 
@@ -82,6 +85,7 @@ struct SyncdCommand: AsyncParsableCommand {
             environment: environment
         )
         configuration.durability = durability
+        configuration.metricsAddress = metricsAddress
         configuration.socketGroup = socketGroup
         // Files syncd creates (the database, its lock, transfers) are its user's alone.
         umask(0o077)

@@ -534,6 +534,14 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .restore(newValue)}
   }
 
+  public var metrics: Sharedstate_V1_MetricsRequest {
+    get {
+      if case .metrics(let v)? = operation {return v}
+      return Sharedstate_V1_MetricsRequest()
+    }
+    set {operation = .metrics(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -553,6 +561,7 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case transferWrite(Sharedstate_V1_TransferWriteRequest)
     case transferEnd(Sharedstate_V1_TransferEndRequest)
     case restore(Sharedstate_V1_RestoreRequest)
+    case metrics(Sharedstate_V1_MetricsRequest)
 
   }
 
@@ -704,6 +713,14 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .restore(newValue)}
   }
 
+  public var metrics: Sharedstate_V1_MetricsResponse {
+    get {
+      if case .metrics(let v)? = result {return v}
+      return Sharedstate_V1_MetricsResponse()
+    }
+    set {result = .metrics(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -724,6 +741,7 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case transferWrite(Sharedstate_V1_TransferWriteResponse)
     case transferEnd(Sharedstate_V1_TransferEndResponse)
     case restore(Sharedstate_V1_RestoreResponse)
+    case metrics(Sharedstate_V1_MetricsResponse)
 
   }
 
@@ -1465,6 +1483,30 @@ public nonisolated struct Sharedstate_V1_RestoreResponse: Sendable {
   public init() {}
 }
 
+/// syncd's metrics; syncd's own user and root only.
+public nonisolated struct Sharedstate_V1_MetricsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_MetricsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Prometheus's text exposition format (version 0.0.4), as `--metrics-address` serves it.
+  public var text: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Sharedstate_V1_Change: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1796,7 +1838,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2013,6 +2055,19 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .restore(v)
         }
       }()
+      case 18: try {
+        var v: Sharedstate_V1_MetricsRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .metrics(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .metrics(v)
+        }
+      }()
       default: break
       }
     }
@@ -2091,6 +2146,10 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .restore(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
     }()
+    case .metrics?: try {
+      guard case .metrics(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2106,7 +2165,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2336,6 +2395,19 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .restore(v)
         }
       }()
+      case 19: try {
+        var v: Sharedstate_V1_MetricsResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .metrics(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .metrics(v)
+        }
+      }()
       default: break
       }
     }
@@ -2417,6 +2489,10 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .restore?: try {
       guard case .restore(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .metrics?: try {
+      guard case .metrics(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
     }()
     case nil: break
     }
@@ -3933,6 +4009,55 @@ nonisolated extension Sharedstate_V1_RestoreResponse: SwiftProtobuf.Message, Swi
     if lhs.revision != rhs.revision {return false}
     if lhs.puts != rhs.puts {return false}
     if lhs.deletes != rhs.deletes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_MetricsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MetricsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_MetricsRequest, rhs: Sharedstate_V1_MetricsRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_MetricsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MetricsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}text\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.text.isEmpty {
+      try visitor.visitSingularStringField(value: self.text, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_MetricsResponse, rhs: Sharedstate_V1_MetricsResponse) -> Bool {
+    if lhs.text != rhs.text {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

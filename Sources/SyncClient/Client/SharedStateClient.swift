@@ -333,6 +333,15 @@ public final class SharedStateClient: Sendable {
         }
     }
 
+    /// syncd's metrics in Prometheus's text format (syncd's own user and root only).
+    ///
+    /// - Throws: `permissionDenied` for anyone else.
+    public func metrics() async throws(SharedStateError) -> String {
+        let result = try await call(.metrics(.init()))
+        guard case .metrics(let metrics) = result else { throw unexpected(result) }
+        return metrics.text
+    }
+
     /// Removes the change log up to and including `revision`; watches can no longer resume from
     /// before it. Returns the compacted revision.
     ///

@@ -28,6 +28,8 @@ public struct DaemonConfiguration: Sendable {
     public var retainedDuration: Duration?
     /// How often idle watches are told the current revision.
     public var progressInterval: Duration = .seconds(5)
+    /// Where to serve `/metrics` over HTTP (`HOST:PORT`); nil serves nothing.
+    public var metricsAddress: String?
 
     /// Creates a configuration with explicit paths.
     public init(socketPath: String, databasePath: String) {

@@ -208,6 +208,7 @@ extension StateEngine {
                 }
             }
             if !frames.isEmpty { subscriber.send(frames) }
+            metrics.resyncs.increment(by: Int64(owed.count))
             logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
             return (owed.count, large)
         }

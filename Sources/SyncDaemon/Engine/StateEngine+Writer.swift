@@ -194,13 +194,20 @@ extension StateEngine {
                 let newWriters = recordedWriters.withLock { recorded in
                     revisions.compactMap { revision in revision.writer.flatMap { recorded.insert($0.session).inserted ? $0 : nil } }
                 }
+                let started = ContinuousClock.now
                 do {
                     try storage.commit(revisions, recording: newWriters)
                 } catch {
                     recordedWriters.withLock { recorded in for writer in newWriters { recorded.remove(writer.session) } }
                     throw error
                 }
+                metrics.commitLatency.record(ContinuousClock.now - started)
+                metrics.commits.increment()
+                metrics.writesPerCommit.record(Double(batch.count))
+                metrics.revisionsCommitted.increment(by: Int64(revisions.count))
+                metrics.committedBytes.increment(by: Int64(revisions.reduce(0) { $0 + $1.logRecord.count }))
             } catch {
+                metrics.commitFailures.increment()
                 logger.error(
                     "commit failed; the writes were refused",
                     metadata: ["database": "\(storage.path)", "error": "\(error)", "requests": "\(batch.count)"]
@@ -216,7 +223,7 @@ extension StateEngine {
                 }
                 state.revision = revision
                 state.restoreJournal?.record(revisions)
-                state.watches.deliver(revisions)
+                metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions)))
             }
         }
         return results

@@ -79,6 +79,8 @@ final class StateEngine: Sendable {
     let recordedWriters = Mutex<Set<UInt64>>([])
     /// The highest session id the database named at start-up: this run numbers its sessions above.
     let lastSessionIDOfEarlierRuns: UInt64
+    /// What the engine counts for `syncctl metrics` and `--metrics-address`.
+    let metrics = DaemonMetrics()
     let retention: Mutex<RetentionPolicy>
 
     /// Creates an engine over `storage`, starting from the state it holds.

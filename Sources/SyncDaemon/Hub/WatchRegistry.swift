@@ -108,7 +108,9 @@ struct WatchRegistry {
     ///
     /// Only the watches a change may concern are looked at (see ``WatchIndex``), so a write costs
     /// what its watchers cost.
-    mutating func deliver(_ revisions: [CommittedRevision]) {
+    /// - Returns: How many frames went out (frames held for a watch that replays not counted).
+    @discardableResult
+    mutating func deliver(_ revisions: [CommittedRevision]) -> Int {
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
         var backlogged: [ObjectIdentifier: Bool] = [:]
         // Watches that take a whole revision under the same id get the same bytes: clients number
@@ -128,10 +130,13 @@ struct WatchRegistry {
             }
         }
         let batch = DeliveryBatch()
+        var delivered = 0
         for outbox in outboxes.values {
             outbox.subscriber.send(outbox.frames, in: batch)
+            delivered += outbox.frames.count
         }
         batch.dispatch()
+        return delivered
     }
 
     /// Adds the frame of the changes of `revision` that the watch `key` selects to its

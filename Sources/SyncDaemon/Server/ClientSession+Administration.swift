@@ -15,6 +15,14 @@ extension ClientSession {
         }
     }
 
+    /// Answers with the metrics, at once: rendering them reads counters and a few sizes.
+    func metrics(_ call: Call) throws(SharedStateError) -> Step {
+        try requireAdministrator("read the metrics", call.access)
+        let text = environment.metrics()
+        respond(call.id) { $0.metrics = .with { $0.text = text } }
+        return .next
+    }
+
     /// Writes a backup to a transfer's file, for the client to read.
     func backup(_ call: Call) throws(SharedStateError) -> Step {
         let (id, access) = (call.id, call.access)

@@ -49,6 +49,8 @@ final class ClientSession {
         var logger: Logger
         var status: @Sendable () -> Sharedstate_V1_StatusResponse
         var clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
+        /// The metrics in Prometheus's text format.
+        var metrics: @Sendable () -> String = { "" }
     }
 
     /// Who the peer is, for `clients`, status and logs.
@@ -201,10 +203,12 @@ final class ClientSession {
             case .transferEnd(let end): return try self.transferEnd(end, call)
             case .restore(let restore): return try self.restore(restore, call)
             case .compact(let compact): return try self.compact(compact, call)
+            case .metrics: return try self.metrics(call)
             case nil:
                 throw SharedStateError(.invalidArgument, "request \(call.id) names no operation")
             }
         } catch {
+            engine.metrics.countError(error.code)
             respond(call.id) { $0.error = error.wireValue }
             return .next
         }

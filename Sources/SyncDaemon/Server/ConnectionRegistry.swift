@@ -39,10 +39,13 @@ final class ConnectionRegistry: Sendable {
 
     /// A registry whose administrators are `administrators` (syncd's own user and root), and
     /// whose session ids follow `lastSessionID` (the highest an earlier run used).
-    init(administrators: Set<uid_t> = [0, getuid()], lastSessionID: UInt64 = 0) {
+    init(administrators: Set<uid_t> = [0, getuid()], lastSessionID: UInt64 = 0, metrics: DaemonMetrics? = nil) {
         self.administrators = administrators
         self.lastSessionID = Atomic(lastSessionID)
+        self.metrics = metrics
     }
+
+    private let metrics: DaemonMetrics?
 
     /// A session id never handed out before by this server.
     func nextSessionID() -> UInt64 {
@@ -77,7 +80,12 @@ final class ConnectionRegistry: Sendable {
             state.open[record.sessionID] = Connection(record: record, drain: drain, evict: evict)
             return (nil, pushedOut)
         }
-        if let refusal = outcome.refusal { return refusal }
+        if let refusal = outcome.refusal {
+            metrics?.connectionsRefused.increment()
+            return refusal
+        }
+        metrics?.connectionsAccepted.increment()
+        if outcome.pushedOut != nil { metrics?.connectionsRefused.increment() }
         outcome.pushedOut?.evict(
             SharedStateError(
                 .limitReached,
@@ -90,6 +98,13 @@ final class ConnectionRegistry: Sendable {
     /// Lets the connection `sessionID`, which has sent its Hello, count as a client, or says why
     /// not: too many clients, or too many of its user's.
     func greet(_ sessionID: UInt64, limits: Limits) -> SharedStateError? {
+        let refusal = admitGreeting(sessionID, limits: limits)
+        // Refused at Hello: a client over the limits (connections pushed out count at admission).
+        if refusal != nil { metrics?.connectionsRefused.increment() }
+        return refusal
+    }
+
+    private func admitGreeting(_ sessionID: UInt64, limits: Limits) -> SharedStateError? {
         state.withLock { state in
             guard let connection = state.open[sessionID] else {
                 return SharedStateError(.unavailable, "the connection was closed")

@@ -42,6 +42,7 @@ final class SocketServer: Service {
     /// The requests that wait, which shutdown awaits before the engine closes.
     private let requests = RequestTasks()
     private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
+    private let metricsReport: @Sendable (_ clients: Int) -> String
 
     /// Creates a server; `onListening` is called once the socket accepts connections.
     init(
@@ -50,19 +51,24 @@ final class SocketServer: Service {
         eventLoopGroup: any EventLoopGroup,
         logger: Logger,
         status: @escaping @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse,
+        metrics: @escaping @Sendable (_ clients: Int) -> String = { _ in "" },
         onListening: @escaping @Sendable () -> Void
     ) {
         self.configuration = configuration
         self.engine = engine
-        self.connections = ConnectionRegistry(lastSessionID: engine.lastSessionIDOfEarlierRuns)
+        self.connections = ConnectionRegistry(lastSessionID: engine.lastSessionIDOfEarlierRuns, metrics: engine.metrics)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.statusReport = status
+        self.metricsReport = metrics
         self.onListening = onListening
     }
 
     /// The number of connected clients.
     var clientCount: Int { connections.count }
+
+    /// The metrics in Prometheus's text format, for `syncctl metrics` and the HTTP listener.
+    var metricsText: String { metricsReport(clientCount) }
 
     func run() async throws {
         let settings = configuration.settings
@@ -73,7 +79,8 @@ final class SocketServer: Service {
             transferDirectory: configuration.transferDirectory,
             logger: logger,
             status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() },
-            clients: { [weak self] in await self?.clientsReport() ?? [] }
+            clients: { [weak self] in await self?.clientsReport() ?? [] },
+            metrics: { [weak self] in self?.metricsText ?? "" }
         )
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .childChannelInitializer { channel in

@@ -306,11 +306,16 @@ final class Storage: Sendable {
     }
 
     /// The size of the database and its write-ahead log, in bytes.
-    var fileSize: UInt64 {
-        [path, path + "-wal"].reduce(0) { total, file in
-            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value
-            return total + (size ?? 0)
-        }
+    var fileSize: UInt64 { databaseFileSize + writeAheadLogSize }
+
+    /// The database file's size in bytes, without its write-ahead log.
+    var databaseFileSize: UInt64 { Self.size(of: path) }
+
+    /// The write-ahead log's size in bytes.
+    var writeAheadLogSize: UInt64 { Self.size(of: path + "-wal") }
+
+    private static func size(of file: String) -> UInt64 {
+        (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value ?? 0
     }
 
     /// The value of a PRAGMA on the connection that commits, for checks and diagnostics.

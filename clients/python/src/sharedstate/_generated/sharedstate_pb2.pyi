@@ -222,6 +222,16 @@ class ListResponse(_message.Message):
     truncated: bool
     def __init__(self, entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., revision: _Optional[int] = ..., truncated: bool = ...) -> None: ...
 
+class MetricsRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class MetricsResponse(_message.Message):
+    __slots__ = ["text"]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
 class Operation(_message.Message):
     __slots__ = ["delete", "put"]
     DELETE_FIELD_NUMBER: _ClassVar[int]
@@ -261,7 +271,7 @@ class PutResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
 
 class Request(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "get", "history", "id", "list", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +281,7 @@ class Request(_message.Message):
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LIST_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
     PUT_FIELD_NUMBER: _ClassVar[int]
     RESTORE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -288,6 +299,7 @@ class Request(_message.Message):
     history: HistoryRequest
     id: int
     list: ListRequest
+    metrics: MetricsRequest
     put: PutRequest
     restore: RestoreRequest
     status: StatusRequest
@@ -296,10 +308,10 @@ class Request(_message.Message):
     transfer_read: TransferReadRequest
     transfer_write: TransferWriteRequest
     watch: WatchRequest
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ..., metrics: _Optional[_Union[MetricsRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "error", "get", "history", "id", "list", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "error", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
@@ -310,6 +322,7 @@ class Response(_message.Message):
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     LIST_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
     PUT_FIELD_NUMBER: _ClassVar[int]
     RESTORE_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -328,6 +341,7 @@ class Response(_message.Message):
     history: HistoryResponse
     id: int
     list: ListResponse
+    metrics: MetricsResponse
     put: PutResponse
     restore: RestoreResponse
     status: StatusResponse
@@ -336,7 +350,7 @@ class Response(_message.Message):
     transfer_read: TransferReadResponse
     transfer_write: TransferWriteResponse
     watch: WatchResponse
-    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ..., metrics: _Optional[_Union[MetricsResponse, _Mapping]] = ...) -> None: ...
 
 class RestoreRequest(_message.Message):
     __slots__ = ["transfer_id"]

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// syncd's metrics, from `syncctl metrics` and from the HTTP listener `--metrics-address` starts,
+/// in a format `promtool check metrics` accepts.
+@Suite(.timeLimit(.minutes(2))) struct MetricsTests {
+    @Test func countsWhatHappenedAndServesItOverHTTP() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch, extraArguments: ["--metrics-address", "127.0.0.1:0"])
+        try await eventually("the metrics listener") { daemon.child.stderr.contains("metrics listening") }
+        let address = try #require(daemon.child.stderr.split(separator: "\n").first { $0.contains("metrics listening") })
+        let port = try #require(address.split(separator: ":").last.flatMap { UInt16($0.trimmingCharacters(in: .whitespaces)) })
+
+        _ = try await syncctl(["put", "a", "1"], scratch: scratch)
+        _ = try await syncctl(["put", "b", "2"], scratch: scratch)
+        #expect(try await syncctl(["get", "missing"], scratch: scratch).status == 2)
+
+        let fromSyncctl = try await syncctl(["metrics"], scratch: scratch)
+        #expect(fromSyncctl.status == 0)
+        for line in ["syncd_revisions_committed_total 2", "syncd_keys 2.0", #"syncd_request_errors_total{code="notFound"} 1"#] {
+            #expect(fromSyncctl.stdout.contains(line + "\n"), "\(line) in:\n\(fromSyncctl.stdout)")
+        }
+        #expect(fromSyncctl.stdout.contains("# HELP syncd_commit_duration_seconds "))
+
+        let (status, body) = try Self.get("/metrics", port: port)
+        #expect(status == 200)
+        #expect(body.contains("syncd_revisions_committed_total 2\n"))
+        #expect(try Self.get("/elsewhere", port: port).status == 404)
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
+            let check = try ChildProcess("/usr/bin/promtool", ["check", "metrics"], scratch: scratch, name: "promtool", stdin: body)
+            #expect(try await check.waitForExit() == 0, "promtool: \(check.stdout) \(check.stderr)")
+        }
+        try await daemon.stop()
+    }
+
+    /// One HTTP/1.0 GET on loopback: the status and the body.
+    private static func get(_ path: String, port: UInt16) throws -> (status: Int, body: String) {
+        let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard handle >= 0 else { throw TestFailure("socket: \(errno)") }
+        defer { close(handle) }
+        // A hang fails the test instead of stalling it: reads give up after 5 s.
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(handle, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("connect to port \(port): \(errno)") }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { write(handle, $0.baseAddress, $0.count) }
+        var response: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(handle, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            response += chunk[..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let body = text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+        return (status, body)
+    }
+}
