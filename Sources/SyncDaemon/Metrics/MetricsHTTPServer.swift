@@ -28,15 +28,20 @@ final class MetricsHTTPServer: Service {
 
     func run() async throws {
         let text = self.text
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(MetricsHTTPHandler(text: text))
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.pipeline.configureHTTPServerPipeline().flatMap {
+                        channel.pipeline.addHandler(MetricsHTTPHandler(text: text))
+                    }
                 }
-            }
-            .bind(host: host, port: port)
-            .get()
+                .bind(host: host, port: port)
+                .get()
+        } catch {
+            throw DaemonStartError("cannot serve metrics on \(host):\(port): \(error)")
+        }
         logger.notice("metrics listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         try? await gracefulShutdown()
         try await channel.close()
