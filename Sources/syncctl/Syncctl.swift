@@ -13,7 +13,8 @@ struct Syncctl: AsyncParsableCommand {
             """,
         subcommands: [
             StatusCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self, ListCommand.self,
-            WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, CompactCommand.self, BackupCommand.self,
+            WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, TopCommand.self, CompactCommand.self,
+            BackupCommand.self,
             RestoreCommand.self,
             BenchCommand.self,
         ]

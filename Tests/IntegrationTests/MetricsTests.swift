@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// syncd's metrics, from `syncctl metrics` and from the HTTP listener `--metrics-address` starts,
-/// in a format `promtool check metrics` accepts.
+/// in a format `promtool check metrics` accepts; and `syncctl top`, which reads them live.
 @Suite(.timeLimit(.minutes(2))) struct MetricsTests {
     @Test func countsWhatHappenedAndServesItOverHTTP() async throws {
         let scratch = try Scratch()
@@ -35,6 +35,26 @@ import Testing
             let check = try ChildProcess("/usr/bin/promtool", ["check", "metrics"], scratch: scratch, name: "promtool", stdin: body)
             #expect(try await check.waitForExit() == 0, "promtool: \(check.stdout) \(check.stderr)")
         }
+        try await daemon.stop()
+    }
+
+    @Test func topShowsWritesPerClientAndPrefix() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let writer = try ChildProcess(
+            try Binaries.path("syncctl"),
+            ["--socket", scratch.socket, "bench", "put", "--connections", "1", "--pipeline", "1", "--count", "2000", "--rate", "400"],
+            scratch: scratch, name: "writer")
+        let top = try await syncctl(["top", "--interval", "0.5", "--count", "2"], scratch: scratch)
+        #expect(top.status == 0, "\(top.stderr)")
+        let lastBlock = top.stdout.components(separatedBy: "\n\n\n").last ?? ""
+        #expect(lastBlock.contains("writes/s"), "\(top.stdout)")
+        #expect(top.stdout.contains("CLIENT"))
+        // The bench writes under bench/, as syncctl: both show with a rate above zero.
+        let benchLine = top.stdout.split(separator: "\n").last { $0.hasPrefix("bench ") }
+        #expect(benchLine.map { Int($0.split(separator: " ").last ?? "") ?? 0 } ?? 0 > 0, "\(top.stdout)")
+        writer.signal(SIGTERM)
+        _ = try await writer.waitForExit()
         try await daemon.stop()
     }
 
