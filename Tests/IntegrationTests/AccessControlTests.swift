@@ -178,7 +178,8 @@ import Testing
         daemon.child.signal(SIGHUP)
         try await eventually("the refusal") { daemon.child.stderr.contains("configuration not reloaded") }
         #expect(daemon.child.stderr.contains("policy.json, line 3: grant 1: unknown user \"no-such-user\""))
-        #expect(try await syncctl(as: 65534, ["put", "public/nobody/y", "1"], scratch: scratch).status == 0)
+        let kept = try await syncctl(as: 65534, ["put", "public/nobody/y", "1"], scratch: scratch)
+        #expect(kept.status == 0, "the old policy should still allow it: \(kept.stderr)\nsyncd: \(daemon.child.stderr)")
 
         // A valid new policy takes effect without a restart.
         try #"{"grants":[{"prefix":"public/","groups":[65534],"read":true}]}"#.write(
@@ -188,7 +189,8 @@ import Testing
         )
         daemon.child.signal(SIGHUP)
         try await eventually("the reload") { daemon.child.stderr.contains("configuration reloaded") }
-        #expect(try await syncctl(as: 65534, ["put", "public/nobody/z", "1"], scratch: scratch).status == 5)
+        let refused = try await syncctl(as: 65534, ["put", "public/nobody/z", "1"], scratch: scratch)
+        #expect(refused.status == 5, "the new policy should refuse it: \(refused.stderr)\nsyncd: \(daemon.child.stderr)")
         try await daemon.stop()
     }
 }
