@@ -7,9 +7,6 @@ struct CommittedRevision: Sendable {
     let revision: UInt64
     /// The changes, in the order the request made them.
     let changes: [Change]
-    /// The session that wrote it (0: syncd itself) and the cause its write carried.
-    let writerSession: UInt64
-    let cause: String
     /// The writer, for a revision committed by this run (nil when read back from the log, or for
     /// syncd's own): recorded in the `sessions` table with its first revision.
     let writer: WriterIdentity?
@@ -19,8 +16,6 @@ struct CommittedRevision: Sendable {
     init(revision: UInt64, changes: [Change], origin: WriteOrigin = .syncd("")) {
         self.revision = revision
         self.changes = changes
-        self.writerSession = origin.session
-        self.cause = origin.cause
         self.writer = origin.writer
         self.encoded = EncodedRevision(revision: revision, changes: changes, writerSession: origin.session, cause: origin.cause)
     }
@@ -30,11 +25,14 @@ struct CommittedRevision: Sendable {
         let encoded = try EncodedRevision(logRecord: logRecord)
         self.revision = encoded.revision
         self.changes = encoded.wireChanges.map(Change.init(wireValue:))
-        self.writerSession = encoded.writerSession
-        self.cause = encoded.cause
         self.writer = nil
         self.encoded = encoded
     }
+
+    /// The session that wrote it (0: syncd itself), as its record holds it.
+    var writerSession: UInt64 { encoded.writerSession }
+    /// The cause its write carried, as its record holds it.
+    var cause: String { encoded.cause }
 
     /// The change log's row for this revision.
     var logRecord: EncodedRevision.LogRecord { encoded.logRecord }

@@ -73,10 +73,7 @@ extension ClientSession {
                             $0.cause = logged.cause
                             $0.writer = .with {
                                 $0.sessionID = logged.writerSession
-                                // Session 0 with a cause is syncd's own write; without one, a
-                                // revision from before writers were recorded: unknown.
-                                $0.clientName =
-                                    logged.writerSession == 0 ? (logged.cause.isEmpty ? "" : "syncd") : logged.writer?.clientName ?? ""
+                                $0.clientName = logged.clientName
                                 if showsCredentials, let writer = logged.writer {
                                     $0.pid = writer.pid
                                     $0.uid = writer.uid
