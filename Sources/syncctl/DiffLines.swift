@@ -8,19 +8,10 @@ import SyncClient
 /// The structural diff `watch --diff` and `history --diff` print under each change: a `−` line for
 /// what went, a `+` line for what came, per JSON Pointer path, in color on a terminal only.
 enum DiffLines {
-    /// What a printing command knows of a key's value before a change.
-    enum Previous {
-        /// The value before (nil: the key did not exist).
-        case known(Data?)
-        /// Not known: the earlier change is compacted, or the watch started after it.
-        case unknown
-    }
-
-    /// The diff from `previous` to what `change` left; nil when the previous value is unknown or
-    /// a side is not JSON.
-    static func diff(from previous: Previous, to change: Change) -> JSONDiff? {
-        guard case .known(let before) = previous else { return nil }
-        return try? JSONDiff(from: before, to: change.type == .put ? change.entry.value : nil)
+    /// The diff of `change` from its previous entry; nil when that is unknown or a side is not
+    /// JSON.
+    static func diff(of change: Change) -> JSONDiff? {
+        (try? change.diff()) ?? nil
     }
 
     /// The text lines for `diff`, indented under the change's own line.

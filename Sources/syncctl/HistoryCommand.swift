@@ -36,13 +36,14 @@ struct HistoryCommand: AsyncParsableCommand {
                 code: 2
             )
         }
-        var previous: DiffLines.Previous = .unknown
-        for (change, origin) in zip(history.changes, history.origins) {
-            if change.type == .put, change.entry.version == 1 { previous = .known(nil) }
-            let patch = diff ? DiffLines.diff(from: previous, to: change) : nil
+        // The entry before the oldest change is known only if that change created the key.
+        var previous: Change.Previous = .unknown
+        for (var change, origin) in zip(history.changes, history.origins) {
+            change.previous = change.type == .put && change.entry.version == 1 ? .absent : previous
+            let patch = diff ? DiffLines.diff(of: change) : nil
             print(ChangeLine.render(change, json: options.json, origin: ChangeLine.Origin(origin), patch: patch))
             if diff && !options.json { DiffLines.render(patch).forEach { print($0) } }
-            previous = .known(change.type == .put ? change.entry.value : nil)
+            previous = change.type == .put ? .entry(change.entry) : .absent
         }
     }
 }

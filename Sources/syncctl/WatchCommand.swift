@@ -39,9 +39,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // A diff needs the values before each change: a watch from now starts from a snapshot,
-        // printed only with --snapshot.
-        let start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot || diff ? .snapshot : .now)
+        let start: WatchStart = fromRevision.map(WatchStart.after) ?? (snapshot ? .snapshot : .now)
         let client = try await options.connect()
         let prefixes = self.prefixes.isEmpty ? [""] : self.prefixes
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -51,7 +49,8 @@ struct WatchCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data("syncctl: \(state) (\(client.socketPath))\n".utf8))
                 }
             }
-            group.addTask { try await printChanges(of: client.watch(prefixes: prefixes, start: start)) }
+            // A diff needs each change's previous value: syncd sends it along.
+            group.addTask { try await printChanges(of: client.watch(prefixes: prefixes, start: start, previousValues: diff)) }
             try await group.next()
             group.cancelAll()
         }
@@ -59,25 +58,12 @@ struct WatchCommand: AsyncParsableCommand {
 
     private func printChanges(of stream: WatchStream) async throws {
         var printed = 0
-        // With --diff: the last value of every key seen, and whether a snapshot showed them all
-        // (then a key not seen did not exist).
-        var values: [String: Data] = [:]
-        let knowsEveryKey = fromRevision == nil
         do {
             for try await batch in stream {
                 // The changes of one revision name their writer; a snapshot or resync, none.
                 let origin = batch.kind == .changes ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
-                if batch.kind == .snapshot && !snapshot {
-                    for change in batch.changes { values[change.key] = change.entry.value }
-                    continue
-                }
                 for change in batch.changes {
-                    var patch: JSONDiff?
-                    if diff {
-                        let known = values[change.key].map(DiffLines.Previous.known) ?? (knowsEveryKey ? .known(nil) : .unknown)
-                        patch = DiffLines.diff(from: change.type == .put && change.entry.version == 1 ? .known(nil) : known, to: change)
-                        values[change.key] = change.type == .put ? change.entry.value : nil
-                    }
+                    let patch = diff && batch.kind != .snapshot ? DiffLines.diff(of: change) : nil
                     print(ChangeLine.render(change, json: options.json, origin: origin, patch: patch))
                     if diff && !options.json && batch.kind != .snapshot { DiffLines.render(patch).forEach { print($0) } }
                     if batch.kind != .snapshot { printed += 1 }

@@ -69,7 +69,7 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
         _ = try await syncctl(["put", "door/cfg", #"{"mode":"auto","list":[1,2]}"#], scratch: scratch)
-        // A watch from now diffs against the snapshot it took (and does not print).
+        // A watch from now asks syncd for each change's previous value, and diffs against it.
         let watch = try ChildProcess(
             try Binaries.path("syncctl"), ["--socket", scratch.socket, "watch", "door/", "--diff", "--count", "1"],
             scratch: scratch, name: "watch")
@@ -85,6 +85,13 @@ import Testing
         #expect(patches.count == 2)
         #expect(patches[0]?.map { $0["op"] as? String } == ["add"])
         #expect(patches[1]?.map { "\($0["op"]!) \($0["path"]!)" } == ["remove /list/1", "replace /mode"])
+
+        // A replay too: syncd finds the previous values in the change log.
+        let replay = try await syncctl(["watch", "door/", "--diff", "--from-revision", "0", "--count", "2"], scratch: scratch)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let diffLines = replay.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }
+        #expect(diffLines.first?.hasPrefix("  + (the whole value): {") == true, "\(replay.stdout)")
+        #expect(diffLines.dropFirst() == ["  − /list/1: 2", "  − /mode: \"auto\"", "  + /mode: \"manual\""], "\(replay.stdout)")
         try await daemon.stop()
     }
 

@@ -136,6 +136,33 @@ import Testing
         }
     }
 
+    @Test func aWatchThatAsksForPreviousValuesCanDiffEveryChangeWithoutACache() async throws {
+        try await withDaemon { socket in
+            let client = try await connect(socket)
+            try await client.put("cfg", json: #"{"mode":"auto","level":1}"#)
+            let live = client.watch(prefixes: ["cfg"], start: .now, previousValues: true)
+            let plain = client.watch(prefixes: ["cfg"], start: .now)
+            async let liveBatches = firstBatches(2, of: live)
+            async let plainBatches = firstBatches(2, of: plain)
+            for _ in 0..<250 where try await client.status().watches < 2 { try await Task.sleep(for: .milliseconds(20)) }
+            try await client.put("cfg", json: #"{"mode":"manual","level":1}"#)
+            try await client.delete("cfg")
+            let changes = try await liveBatches.flatMap(\.changes)
+            #expect(changes.map(\.previous.value) == [Data(#"{"mode":"auto","level":1}"#.utf8), Data(#"{"mode":"manual","level":1}"#.utf8)])
+            #expect(try changes[0].diff()?.operations.map { "\($0.op) \($0.path)" } == ["replace /mode"])
+            #expect(try changes[1].diff()?.operations.map(\.op) == ["remove"])
+            // Without asking, nothing is known of the entry before, and there is no diff.
+            let others = try await plainBatches.flatMap(\.changes)
+            #expect(others.map(\.previous) == [.unknown, .unknown])
+            #expect(try others[0].diff() == nil)
+
+            // A replay finds them in the change log: the key was created at revision 1.
+            let replayed = try await firstBatches(3, of: client.watch(prefixes: ["cfg"], start: .after(0), previousValues: true))
+            #expect(replayed.flatMap(\.changes).map(\.previous.value) == [nil] + changes.map(\.previous.value))
+            #expect(replayed.first?.changes.first?.previous == .absent)
+        }
+    }
+
     @Test func aDroppedConnectionEndsWatchesAndCallsWithUnavailable() async throws {
         try await withDaemon { socket in
             let client = try await connect(socket)

@@ -49,6 +49,28 @@ import Testing
         #expect(try await iterator.next()?.revision == 10_002)
     }
 
+    @Test func aFoldedChangeKeepsTheEntryBeforeTheFirstChangeItStandsFor() async throws {
+        var configuration = WatchBuffer.Configuration()
+        configuration.maxPendingBytes = 1_024
+        let buffer = WatchBuffer(configuration: configuration)
+        var iterator = WatchStream(buffer: buffer).makeAsyncIterator()
+        buffer.yield(WatchBatch(kind: .snapshot, revision: 0, changes: []))
+        _ = try await iterator.next()
+        let first = put("k", "0", at: 1)
+        buffer.yield(changes(1, first))
+        for revision in UInt64(2)...100 {
+            var change = put("k", "\(revision)", at: revision)
+            change.previous = .entry(put("k", "\(revision - 1)", at: revision - 1).entry)
+            buffer.yield(changes(revision, change))
+        }
+        let folded = try #require(try await iterator.next())
+        #expect(folded.kind == .resync)
+        #expect(folded.changes.count == 1)
+        #expect(folded.changes.first?.entry.value == Data("100".utf8))
+        // The first change made the key: the fold did too.
+        #expect(folded.changes.first?.previous == first.previous)
+    }
+
     @Test func aSnapshotNotYetTakenFoldsIntoASnapshot() async throws {
         var configuration = WatchBuffer.Configuration()
         configuration.maxPendingBytes = 1_024

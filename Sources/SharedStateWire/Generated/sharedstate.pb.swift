@@ -1088,6 +1088,11 @@ public nonisolated struct Sharedstate_V1_WatchRequest: Sendable {
     set {start = .afterRevision(newValue)}
   }
 
+  /// With neither: every change after the current revision.
+  /// Whether each change of a CHANGES event carries the key's entry before it (`Change.previous`),
+  /// as etcd's prev_kv: a client can then diff a change without keeping the values it saw.
+  public var previousValues: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Start: Equatable, Sendable {
@@ -1525,11 +1530,27 @@ public nonisolated struct Sharedstate_V1_Change: Sendable {
   /// Clears the value of `entry`. Subsequent reads from it will return its default value.
   public mutating func clearEntry() {self._entry = nil}
 
+  /// Only in CHANGES events of a watch with `previous_values`: the key's entry before this change;
+  /// unset when the key did not exist before it, or when `previous_compacted` is set.
+  public var previous: Sharedstate_V1_Entry {
+    get {_previous ?? Sharedstate_V1_Entry()}
+    set {_previous = newValue}
+  }
+  /// Returns true if `previous` has been explicitly set.
+  public var hasPrevious: Bool {self._previous != nil}
+  /// Clears the value of `previous`. Subsequent reads from it will return its default value.
+  public mutating func clearPrevious() {self._previous = nil}
+
+  /// Only in replayed CHANGES events of a watch with `previous_values`: the key existed (or may
+  /// have) before this change, but its entry then is older than the change log holds.
+  public var previousCompacted: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _entry: Sharedstate_V1_Entry? = nil
+  fileprivate var _previous: Sharedstate_V1_Entry? = nil
 }
 
 public nonisolated struct Sharedstate_V1_WatchEvent: Sendable {
@@ -3115,7 +3136,7 @@ nonisolated extension Sharedstate_V1_TransactionResponse: SwiftProtobuf.Message,
 
 nonisolated extension Sharedstate_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}prefixes\0\u{1}snapshot\0\u{3}after_revision\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}prefixes\0\u{1}snapshot\0\u{3}after_revision\0\u{3}previous_values\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3140,6 +3161,7 @@ nonisolated extension Sharedstate_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
           self.start = .afterRevision(v)
         }
       }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.previousValues) }()
       default: break
       }
     }
@@ -3164,12 +3186,16 @@ nonisolated extension Sharedstate_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
     }()
     case nil: break
     }
+    if self.previousValues != false {
+      try visitor.visitSingularBoolField(value: self.previousValues, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_WatchRequest, rhs: Sharedstate_V1_WatchRequest) -> Bool {
     if lhs.prefixes != rhs.prefixes {return false}
     if lhs.start != rhs.start {return false}
+    if lhs.previousValues != rhs.previousValues {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4065,7 +4091,7 @@ nonisolated extension Sharedstate_V1_MetricsResponse: SwiftProtobuf.Message, Swi
 
 nonisolated extension Sharedstate_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Change"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}entry\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}entry\0\u{1}previous\0\u{3}previous_compacted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4075,6 +4101,8 @@ nonisolated extension Sharedstate_V1_Change: SwiftProtobuf.Message, SwiftProtobu
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.type) }()
       case 2: try { try decoder.decodeSingularMessageField(value: &self._entry) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._previous) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.previousCompacted) }()
       default: break
       }
     }
@@ -4091,12 +4119,20 @@ nonisolated extension Sharedstate_V1_Change: SwiftProtobuf.Message, SwiftProtobu
     try { if let v = self._entry {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
+    try { if let v = self._previous {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.previousCompacted != false {
+      try visitor.visitSingularBoolField(value: self.previousCompacted, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_Change, rhs: Sharedstate_V1_Change) -> Bool {
     if lhs.type != rhs.type {return false}
     if lhs._entry != rhs._entry {return false}
+    if lhs._previous != rhs._previous {return false}
+    if lhs.previousCompacted != rhs.previousCompacted {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

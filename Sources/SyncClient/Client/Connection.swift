@@ -88,21 +88,24 @@ final class Connection: Sendable {
 
     /// Starts a watch on this connection and returns its id here. `onStart` gets the revision it
     /// starts after, batches go to `onBatch`; if the watch cannot start, or the connection ends,
-    /// `onEnd` gets the reason.
+    /// `onEnd` gets the reason. With `previousValues`, each change carries the key's entry before
+    /// it.
     func startWatch(
         prefixes: [String],
         start: WatchStart,
+        previousValues: Bool,
         onStart: @escaping @Sendable (UInt64) -> Void,
         onBatch: @escaping @Sendable (WatchBatch) -> Void,
         onEnd: @escaping @Sendable (SharedStateError) -> Void
     ) -> UInt64 {
         let id = router.makeRequestID()
-        guard router.registerWatch(id: id, onStart: onStart, onBatch: onBatch, onEnd: onEnd) else { return id }
+        guard router.registerWatch(id: id, previousValues: previousValues, onStart: onStart, onBatch: onBatch, onEnd: onEnd) else { return id }
         let request = Self.requestFrame(
             id: id,
             .watch(
                 .with {
                     $0.prefixes = prefixes
+                    $0.previousValues = previousValues
                     switch start {
                     case .snapshot: $0.snapshot = true
                     case .now: break

@@ -5,6 +5,7 @@ import Synchronization
 final class ManagedWatch: Sendable {
     let prefixes: [String]
     private let start: WatchStart
+    private let previousValues: Bool
     private let buffer: WatchBuffer
     private let state = Mutex(State())
 
@@ -19,9 +20,10 @@ final class ManagedWatch: Sendable {
         var idOnConnection: UInt64 = 0
     }
 
-    init(prefixes: [String], start: WatchStart, buffer: WatchBuffer) {
+    init(prefixes: [String], start: WatchStart, previousValues: Bool, buffer: WatchBuffer) {
         self.prefixes = prefixes
         self.start = start
+        self.previousValues = previousValues
         self.buffer = buffer
     }
 
@@ -38,6 +40,7 @@ final class ManagedWatch: Sendable {
         let id = connection.startWatch(
             prefixes: prefixes,
             start: resumeStart,
+            previousValues: previousValues,
             onStart: { [weak self] revision in self?.started(after: revision) },
             onBatch: { [weak self] batch in self?.deliver(batch) },
             onEnd: { [weak self] error in self?.ended(on: connection, error) }

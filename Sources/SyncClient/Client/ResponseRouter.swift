@@ -21,6 +21,8 @@ final class ResponseRouter: Sendable {
 
     /// Where a watch's batches and its end go.
     struct WatchHandlers: Sendable {
+        /// Whether the watch asked for each change's previous entry.
+        var previousValues: Bool
         /// The watch started after this revision.
         var onStart: @Sendable (UInt64) -> Void
         var onBatch: @Sendable (WatchBatch) -> Void
@@ -70,13 +72,14 @@ final class ResponseRouter: Sendable {
     /// (`onEnd` is then called with the reason).
     func registerWatch(
         id: UInt64,
+        previousValues: Bool,
         onStart: @escaping @Sendable (UInt64) -> Void,
         onBatch: @escaping @Sendable (WatchBatch) -> Void,
         onEnd: @escaping @Sendable (SharedStateError) -> Void
     ) -> Bool {
         let error = state.withLock { state in
             if state.endError == nil {
-                state.watches[id] = WatchHandlers(onStart: onStart, onBatch: onBatch, onEnd: onEnd)
+                state.watches[id] = WatchHandlers(previousValues: previousValues, onStart: onStart, onBatch: onBatch, onEnd: onEnd)
                 state.waiters[id] = .watchStart
             }
             return state.endError
@@ -137,7 +140,7 @@ final class ResponseRouter: Sendable {
 
         case .event(let event):
             let watch = state.withLock { $0.watches[event.watchID] }
-            watch?.onBatch(WatchBatch(wireValue: event))
+            if let watch { watch.onBatch(WatchBatch(wireValue: event, previousValues: watch.previousValues)) }
 
         case .fatal(let error):
             end(with: SharedStateError(wireValue: error))

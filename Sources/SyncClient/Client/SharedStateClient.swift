@@ -310,7 +310,7 @@ public final class SharedStateClient: Sendable {
             )
         }
         return KeyHistory(
-            changes: history.changes.map(Change.init(wireValue:)), origins: origins, compactedRevision: history.compactedRevision)
+            changes: history.changes.map { Change(wireValue: $0) }, origins: origins, compactedRevision: history.compactedRevision)
     }
 
     /// Every client connected to syncd, this one included.
@@ -373,7 +373,14 @@ public final class SharedStateClient: Sendable {
     }
 
     /// Watches the keys under `prefixes`, starting where `start` says.
-    public func watch(prefixes: [String], start: WatchStart) -> WatchStream {
+    ///
+    /// With `previousValues`, every change of a ``WatchBatch/Kind-swift.struct/changes`` batch
+    /// carries the key's entry before it in ``Change/previous`` (like etcd's `prev_kv`), so a
+    /// consumer can diff each change (``Change/diff()``) without keeping what it saw. syncd finds
+    /// them for replayed revisions too, except where the entry before is older than the change
+    /// log holds (``Change/Previous/unknown``). Changes folded for a slow consumer keep the entry
+    /// before the first of them; a resync from syncd has none.
+    public func watch(prefixes: [String], start: WatchStart, previousValues: Bool = false) -> WatchStream {
         do throws(SharedStateError) {
             for prefix in prefixes { try KeyRules.validatePrefix(prefix, limits: limits) }
         } catch {
@@ -381,7 +388,7 @@ public final class SharedStateClient: Sendable {
         }
         let buffer = WatchBuffer()
         let stream = WatchStream(buffer: buffer)
-        let watch = ManagedWatch(prefixes: prefixes, start: start, buffer: buffer)
+        let watch = ManagedWatch(prefixes: prefixes, start: start, previousValues: previousValues, buffer: buffer)
         let id = makeIdentifier()
         let (connection, isClosed) = state.withLock { state in
             if state.connectionState != .closed { state.watches[id] = watch }

@@ -50,7 +50,7 @@ public struct WatchBatch: Sendable, Hashable {
         self.changes = changes
     }
 
-    init(wireValue: Sharedstate_V1_WatchEvent) {
+    init(wireValue: Sharedstate_V1_WatchEvent, previousValues: Bool) {
         let kind: Kind =
             switch wireValue.kind {
             case .snapshot: .snapshot
@@ -61,7 +61,8 @@ public struct WatchBatch: Sendable, Hashable {
         self.init(
             kind: kind,
             revision: wireValue.revision,
-            changes: wireValue.changes.map(Change.init(wireValue:))
+            // Only the changes of a revision carry previous entries.
+            changes: wireValue.changes.map { Change(wireValue: $0, previousValues: previousValues && kind == .changes) }
         )
         self.writerSession = wireValue.writerSession
         self.cause = wireValue.cause

@@ -12,6 +12,9 @@ struct CommittedRevision: Sendable {
     let writer: WriterIdentity?
     /// The revision as the protocol encodes it (see ``EncodedRevision``).
     let encoded: EncodedRevision
+    /// Each change's key's entry before it, at the same index as ``changes``: found when the
+    /// revision is published or replayed to a watch that asks for previous values, nil otherwise.
+    var previous: [Change.Previous]?
 
     init(revision: UInt64, changes: [Change], origin: WriteOrigin = .syncd("")) {
         self.revision = revision
@@ -24,7 +27,7 @@ struct CommittedRevision: Sendable {
     init(logRecord: EncodedRevision.LogRecord) throws {
         let encoded = try EncodedRevision(logRecord: logRecord)
         self.revision = encoded.revision
-        self.changes = encoded.wireChanges.map(Change.init(wireValue:))
+        self.changes = encoded.wireChanges.map { Change(wireValue: $0) }
         self.writer = nil
         self.encoded = encoded
     }
@@ -33,6 +36,23 @@ struct CommittedRevision: Sendable {
     var writerSession: UInt64 { encoded.writerSession }
     /// The cause its write carried, as its record holds it.
     var cause: String { encoded.cause }
+
+    /// Finds each change's previous entry, from `before` (the entry of a key before this
+    /// revision, nil if the key did not exist; not called for a key `latest` holds) and `latest`
+    /// (the entries of earlier revisions of the same run, nil for a deletion), which it updates.
+    mutating func findPrevious(in latest: inout [String: Entry?], before: (String) -> Change.Previous) {
+        var previous: [Change.Previous] = []
+        previous.reserveCapacity(changes.count)
+        for change in changes {
+            if let known = latest[change.key] {
+                previous.append(known.map(Change.Previous.entry) ?? .absent)
+            } else {
+                previous.append(before(change.key))
+            }
+            latest[change.key] = .some(change.type == .put ? change.entry : nil)
+        }
+        self.previous = previous
+    }
 
     /// The change log's row for this revision.
     var logRecord: EncodedRevision.LogRecord { encoded.logRecord }

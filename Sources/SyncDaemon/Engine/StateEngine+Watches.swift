@@ -10,15 +10,19 @@ extension StateEngine {
     /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
     /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
     ///
-    /// - Throws: As ``beginWatch(id:prefixes:start:readable:ending:subscriber:)`` and ``catchUp(_:)``.
+    /// - Throws: As ``beginWatch(id:prefixes:start:previousValues:readable:ending:subscriber:)`` and
+    ///   ``catchUp(_:)``.
     func startWatch(
         id: UInt64,
         prefixes: [String],
         start: WatchStart,
+        previousValues: Bool = false,
         readable: KeyFilter? = nil,
         subscriber: some WatchSubscriber
     ) async throws(SharedStateError) {
-        if let catchUp = try beginWatch(id: id, prefixes: prefixes, start: start, readable: readable, subscriber: subscriber) {
+        if let catchUp = try beginWatch(
+            id: id, prefixes: prefixes, start: start, previousValues: previousValues, readable: readable, subscriber: subscriber)
+        {
             try await self.catchUp(catchUp)
         }
     }
@@ -39,7 +43,8 @@ extension StateEngine {
 
     /// Registers a watch without waiting: sends the response and the snapshot at once when the
     /// start needs no replay and the snapshot is small, and otherwise returns what remains to send
-    /// with ``catchUp(_:)``, holding the watch's live changes until then.
+    /// with ``catchUp(_:)``, holding the watch's live changes until then. With `previousValues`,
+    /// each change the watch is sent carries the key's entry before it.
     ///
     /// - Throws: `invalidArgument` when the subscriber already has a watch with this id,
     ///   `futureRevision` when the start names a revision that has not happened yet, `compacted`
@@ -48,6 +53,7 @@ extension StateEngine {
         id: UInt64,
         prefixes: [String],
         start: WatchStart,
+        previousValues: Bool = false,
         readable: KeyFilter? = nil,
         ending: (@Sendable () -> SharedStateError?)? = nil,
         subscriber: some WatchSubscriber
@@ -66,6 +72,7 @@ extension StateEngine {
                 startsAfter: state.revision
             )
             watch.ending = ending
+            watch.previousValues = previousValues
             switch start {
             case .snapshot:
                 let entries = Self.entries(in: state.entries.order, selectedBy: prefixes, readable: readable, limit: budget + 1)
@@ -112,7 +119,7 @@ extension StateEngine {
         }
     }
 
-    /// Sends a watch what ``beginWatch(id:prefixes:start:readable:ending:subscriber:)`` or
+    /// Sends a watch what ``beginWatch(id:prefixes:start:previousValues:readable:ending:subscriber:)`` or
     /// ``resync(_:)`` left to send, followed by the live changes held meanwhile.
     ///
     /// - Throws: `compacted` when compaction removed part of a replay's range meanwhile,
@@ -151,7 +158,7 @@ extension StateEngine {
 
     /// The frames of the revisions a watch missed, read back from the change log.
     private func replayedFrames(of watch: WatchRegistry.Watch, through: UInt64) async throws(SharedStateError) -> [ByteBuffer] {
-        let logged: [CommittedRevision]
+        var logged: [CommittedRevision]
         do {
             logged = try await storage.changes(after: watch.startsAfter, through: through)
         } catch {
@@ -170,7 +177,35 @@ extension StateEngine {
             )
             throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
         }
+        if watch.previousValues {
+            do {
+                try await findPrevious(of: &logged, after: watch.startsAfter)
+            } catch {
+                _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
+                throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
+            }
+        }
         return logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) }
+    }
+
+    /// Finds the previous entry of every change of `logged`, the revisions after `revision` in
+    /// order: from the revisions before it in `logged`, else from the change log up to `revision`.
+    /// A key the log does not show before is absent if the change created it (a put of version
+    /// 1), and unknown otherwise: its entry then was compacted.
+    private func findPrevious(of logged: inout [CommittedRevision], after revision: UInt64) async throws {
+        var firstChanges: [String: Change] = [:]
+        for change in logged.lazy.flatMap(\.changes) where firstChanges[change.key] == nil {
+            firstChanges[change.key] = change
+        }
+        let wanted = Set(firstChanges.lazy.filter { !($0.value.type == .put && $0.value.entry.version == 1) }.map(\.key))
+        let before = try await storage.entries(of: wanted, at: revision)
+        var latest: [String: Entry?] = [:]
+        for index in logged.indices {
+            logged[index].findPrevious(in: &latest) { key in
+                if let entry = before[key] { return entry.map(Change.Previous.entry) ?? .absent }
+                return wanted.contains(key) ? .unknown : .absent
+            }
+        }
     }
 
     /// Ends a watch; returns whether it existed.

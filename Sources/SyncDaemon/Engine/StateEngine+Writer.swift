@@ -218,6 +218,15 @@ extension StateEngine {
             // Made before taking the lock, which readers share.
             let stored = overlay.mapValues { $0.map(StoredEntry.make) }
             published.withLock { state in
+                if state.watches.wantsPreviousValues {
+                    // Before the table changes: it holds every key's entry before this batch.
+                    var latest: [String: Entry?] = [:]
+                    for index in revisions.indices {
+                        revisions[index].findPrevious(in: &latest) { key in
+                            state.entries[key].map { .entry($0.entry(key: key)) } ?? .absent
+                        }
+                    }
+                }
                 for (key, entry) in stored {
                     state.set(key, to: entry)
                 }

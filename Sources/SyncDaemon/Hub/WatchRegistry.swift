@@ -14,6 +14,8 @@ struct WatchRegistry {
         let prefixes: [String]
         /// The keys its client may read (the access policy); nil for every key.
         let readable: KeyFilter?
+        /// Whether each change it is sent carries the key's entry before it.
+        var previousValues = false
         let subscriber: any WatchSubscriber
         /// Revisions up to this one are not delivered.
         var startsAfter: UInt64
@@ -41,6 +43,12 @@ struct WatchRegistry {
     private var index = WatchIndex<WatchKey>()
     /// The ids of each subscriber's watches.
     private var bySubscriber: [ObjectIdentifier: Set<UInt64>] = [:]
+    /// How many watches ask for previous values.
+    private var previousValueWatches = 0
+
+    /// Whether a revision published now must know each change's previous entry: some watch asks
+    /// for them (see ``CommittedRevision/findPrevious(in:before:)``).
+    var wantsPreviousValues: Bool { previousValueWatches > 0 }
 
     /// The number of active watches.
     var count: Int { watches.count }
@@ -60,7 +68,9 @@ struct WatchRegistry {
         let key = WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)
         if let old = watches.updateValue(watch, forKey: key) {
             index.remove(key, prefixes: old.prefixes)
+            if old.previousValues { previousValueWatches -= 1 }
         }
+        if watch.previousValues { previousValueWatches += 1 }
         index.insert(key, prefixes: watch.prefixes)
         bySubscriber[key.subscriber, default: []].insert(watch.id)
     }
@@ -82,6 +92,7 @@ struct WatchRegistry {
     private mutating func remove(_ key: WatchKey) -> Bool {
         guard let watch = watches.removeValue(forKey: key) else { return false }
         index.remove(key, prefixes: watch.prefixes)
+        if watch.previousValues { previousValueWatches -= 1 }
         bySubscriber[key.subscriber]?.remove(key.id)
         if bySubscriber[key.subscriber]?.isEmpty == true { bySubscriber[key.subscriber] = nil }
         return true
@@ -160,6 +171,8 @@ struct WatchRegistry {
             // Nothing is encoded for it: it is owed a resync.
             watches[key]!.needsResync = true
             return
+        case .whole where watch.previousValues, .some where watch.previousValues:
+            frame = WatchFrames.changesWithPrevious(of: revision, selectedBy: watch)
         case .whole:
             let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
             frame = wholeFrames[frameKey] ?? revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
@@ -244,6 +257,8 @@ struct WatchRegistry {
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
         switch selection(of: watch, in: revision) {
         case .none: nil
+        case .whole where watch.previousValues, .some where watch.previousValues:
+            WatchFrames.changesWithPrevious(of: revision, selectedBy: watch)
         // All of them: the revision's encoded event serves as it is.
         case .whole: revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
         case .some(let changes): WatchFrames.changes(changes, of: revision.encoded, watchID: watch.id)

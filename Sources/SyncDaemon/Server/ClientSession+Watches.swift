@@ -25,6 +25,7 @@ extension ClientSession {
             id: id,
             prefixes: watch.prefixes,
             start: start,
+            previousValues: watch.previousValues,
             readable: readFilter(access),
             ending: endingCheck(prefixes: watch.prefixes),
             subscriber: writer

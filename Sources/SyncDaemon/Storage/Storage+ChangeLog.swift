@@ -19,6 +19,33 @@ extension Storage {
         }
     }
 
+    /// The entry each of `keys` had at `revision`, from the latest change of it the change log
+    /// holds up to there (nil: deleted then); keys the log does not show changing are left out.
+    /// Reads the log from `revision` back until every key is found, so it may cost the length of
+    /// the log.
+    func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
+        guard !keys.isEmpty else { return [:] }
+        return try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT body FROM changes
+                    WHERE revision <= ? AND revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
+                    ORDER BY revision DESC
+                    """,
+                arguments: [Int64(revision)]
+            )
+            var found: [String: Entry?] = [:]
+            while found.count < keys.count, let row = try rows.next() {
+                let logged = try CommittedRevision(logRecord: row[0])
+                for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
+                    found[change.key] = .some(change.type == .put ? change.entry : nil)
+                }
+            }
+            return found
+        }
+    }
+
     /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {

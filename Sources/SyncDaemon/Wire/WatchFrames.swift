@@ -57,6 +57,17 @@ enum WatchFrames {
         )
     }
 
+    /// The changes of `revision` that `watch` selects, each with the key's entry before it
+    /// (``CommittedRevision/previous``; unknown when the revision was published without them).
+    static func changesWithPrevious(of revision: CommittedRevision, selectedBy watch: WatchRegistry.Watch) -> ByteBuffer {
+        var changes: [Sharedstate_V1_Change] = []
+        for (index, var change) in revision.encoded.wireChanges.enumerated() where watch.selects(change.entry.key) {
+            (revision.previous?[index] ?? .unknown).wireFields(into: &change)
+            changes.append(change)
+        }
+        return Self.changes(changes, of: revision.encoded, watchID: watch.id)
+    }
+
     /// A progress notice: the watch is current with `revision`.
     static func progress(watchID: UInt64, revision: UInt64) -> ByteBuffer {
         event(watchID: watchID, kind: .progress, revision: revision, changes: [])

@@ -53,12 +53,16 @@ class CancelWatchResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Change(_message.Message):
-    __slots__ = ["entry", "type"]
+    __slots__ = ["entry", "previous", "previous_compacted", "type"]
     ENTRY_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_COMPACTED_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     entry: Entry
+    previous: Entry
+    previous_compacted: bool
     type: ChangeType
-    def __init__(self, type: _Optional[_Union[ChangeType, str]] = ..., entry: _Optional[_Union[Entry, _Mapping]] = ...) -> None: ...
+    def __init__(self, type: _Optional[_Union[ChangeType, str]] = ..., entry: _Optional[_Union[Entry, _Mapping]] = ..., previous: _Optional[_Union[Entry, _Mapping]] = ..., previous_compacted: bool = ...) -> None: ...
 
 class ClientFrame(_message.Message):
     __slots__ = ["hello", "request"]
@@ -487,14 +491,16 @@ class WatchEvent(_message.Message):
     def __init__(self, watch_id: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., revision: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., writer_session: _Optional[int] = ..., cause: _Optional[str] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ["after_revision", "prefixes", "snapshot"]
+    __slots__ = ["after_revision", "prefixes", "previous_values", "snapshot"]
     AFTER_REVISION_FIELD_NUMBER: _ClassVar[int]
     PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_VALUES_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     after_revision: int
     prefixes: _containers.RepeatedScalarFieldContainer[str]
+    previous_values: bool
     snapshot: bool
-    def __init__(self, prefixes: _Optional[_Iterable[str]] = ..., snapshot: bool = ..., after_revision: _Optional[int] = ...) -> None: ...
+    def __init__(self, prefixes: _Optional[_Iterable[str]] = ..., snapshot: bool = ..., after_revision: _Optional[int] = ..., previous_values: bool = ...) -> None: ...
 
 class WatchResponse(_message.Message):
     __slots__ = ["revision", "watch_id"]
