@@ -148,7 +148,8 @@ import Testing
             try await client.put("cfg", json: #"{"mode":"manual","level":1}"#)
             try await client.delete("cfg")
             let changes = try await liveBatches.flatMap(\.changes)
-            #expect(changes.map(\.previous.value) == [Data(#"{"mode":"auto","level":1}"#.utf8), Data(#"{"mode":"manual","level":1}"#.utf8)])
+            #expect(
+                changes.map(\.previous.value) == [Data(#"{"mode":"auto","level":1}"#.utf8), Data(#"{"mode":"manual","level":1}"#.utf8)])
             #expect(try changes[0].diff()?.operations.map { "\($0.op) \($0.path)" } == ["replace /mode"])
             #expect(try changes[1].diff()?.operations.map(\.op) == ["remove"])
             // Without asking, nothing is known of the entry before, and there is no diff.

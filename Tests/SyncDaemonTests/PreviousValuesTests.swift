@@ -49,7 +49,12 @@ import Testing
             let subscriber = CollectingSubscriber()
             try await engine.startWatch(id: 3, prefixes: ["door/"], start: .now, previousValues: true, subscriber: subscriber)
             _ = await engine.write(
-                .transaction(compares: [], onSuccess: [.put(key: "window/a", value: Data("9".utf8), ifVersion: nil), .put(key: "door/a", value: Data("2".utf8), ifVersion: nil)], onFailure: []))
+                .transaction(
+                    compares: [],
+                    onSuccess: [
+                        .put(key: "window/a", value: Data("9".utf8), ifVersion: nil),
+                        .put(key: "door/a", value: Data("2".utf8), ifVersion: nil),
+                    ], onFailure: []))
             let changes = subscriber.events.flatMap(\.changes)
             #expect(changes.map(\.entry.key) == ["door/a"])
             #expect(changes.map(previous) == ["1"])

@@ -99,7 +99,9 @@ final class Connection: Sendable {
         onEnd: @escaping @Sendable (SharedStateError) -> Void
     ) -> UInt64 {
         let id = router.makeRequestID()
-        guard router.registerWatch(id: id, previousValues: previousValues, onStart: onStart, onBatch: onBatch, onEnd: onEnd) else { return id }
+        guard router.registerWatch(id: id, previousValues: previousValues, onStart: onStart, onBatch: onBatch, onEnd: onEnd) else {
+            return id
+        }
         let request = Self.requestFrame(
             id: id,
             .watch(
