@@ -36,10 +36,17 @@ import Testing
             return heater?["averageCelsius"] as? Double == average && heater?["sensors"] as? Int == 2
         }
         #expect(try await json("climate/heater", scratch: scratch)?["mode"] as? String == (average < 20.5 ? "heating" : "idle"))
-        // Each write names the process, the feature and the action whose effect made it.
-        let heaterHistory = try await syncctl(["--json", "history", "climate/heater", "--limit", "1"], scratch: scratch)
-        #expect(heaterHistory.stdout.contains(#""client":"thermostat""#), "\(heaterHistory.stdout)")
-        #expect(heaterHistory.stdout.contains(#""cause":"Thermostat: "#), "\(heaterHistory.stdout)")
+        // Each write names the process, the feature and the action whose effect made it, and
+        // another process's history shows what it changed inside the value.
+        let heaterHistory = try await syncctl(["--json", "history", "climate/heater", "--diff"], scratch: scratch)
+        let lastLine = try #require(heaterHistory.stdout.split(separator: "\n").last, "\(heaterHistory.stderr)")
+        let lastWrite = try #require(try JSONSerialization.jsonObject(with: Data(lastLine.utf8)) as? [String: Any])
+        #expect(lastWrite["client"] as? String == "thermostat")
+        #expect(lastWrite["pid"] as? Int == Int(thermostat.process.processIdentifier))
+        #expect((lastWrite["cause"] as? String)?.hasPrefix("Thermostat: ") == true, "\(lastWrite)")
+        let patch = try #require(lastWrite["patch"] as? [[String: Any]], "\(lastWrite)")
+        #expect(patch.allSatisfy { ($0["path"] as? String)?.hasPrefix("/") == true }, "\(patch)")
+        #expect(!patch.isEmpty)
 
         // Raising the target from anywhere changes the decision live.
         _ = try await syncctl(["put", "climate/target", "\(average - 5)"], scratch: scratch)
