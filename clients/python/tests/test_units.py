@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from sharedstate import BatchKind, Change, ChangeType, Entry, WatchBatch
+from sharedstate import UNKNOWN, BatchKind, Change, ChangeType, Entry, WatchBatch
 from sharedstate._backoff import Backoff
 from sharedstate._buffer import WatchBuffer, estimated_bytes
 from sharedstate._cursor import WatchCursor
+from sharedstate._generated import sharedstate_pb2 as pb
 from sharedstate.locations import SYSTEM_SOCKET_PATH, client_socket_path, default_socket_path
+from sharedstate.types import batch_from_wire
 
 
 def put(key: str, value: str, revision: int) -> Change:
@@ -159,6 +161,73 @@ class TestWatchBuffer:
             assert await buffer.next_async() is None
 
         loop.run_until_complete(scenario())
+
+    def test_a_folded_change_keeps_the_entry_before_the_first_change_it_stands_for(
+        self, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=1_024)
+        buffer.put(batch(BatchKind.SNAPSHOT, 0))
+        buffer.next_blocking(0)
+        first = put("k", "0", 1)._replace(previous=None)  # it made the key
+        buffer.put(batch(BatchKind.CHANGES, 1, first))
+        for revision in range(2, 101):
+            change = put("k", str(revision), revision)._replace(previous=put("k", str(revision - 1), revision - 1).entry)
+            buffer.put(batch(BatchKind.CHANGES, revision, change))
+        buffer.put(batch(BatchKind.CHANGES, 101, delete("gone", 101)._replace(previous=put("gone", "x", 1).entry)))
+        assert buffer.folds == 1
+        folded = buffer.next_blocking(0)
+        assert folded.kind is BatchKind.RESYNC and summary(folded) == [("delete", "gone"), ("put", "k")]
+        gone, key = folded.changes
+        # The key's first change made it: so did the change that stands for all of them.
+        assert (key.entry.raw, key.previous) == (b"100", None)
+        # A key changed once keeps its change's own.
+        assert gone.previous == put("gone", "x", 1).entry
+        # Previous entries count towards the bound.
+        assert estimated_bytes(folded) > estimated_bytes(batch(BatchKind.RESYNC, 101, gone._replace(previous=UNKNOWN), key))
+
+    def test_a_fold_into_a_snapshot_keeps_no_previous_values(self, loop: asyncio.AbstractEventLoop) -> None:
+        buffer = WatchBuffer(loop, max_pending_bytes=300)
+        buffer.put(batch(BatchKind.SNAPSHOT, 5, put("a", "1", 1)))
+        buffer.put(batch(BatchKind.CHANGES, 6, put("b", "x" * 400, 6)._replace(previous=None)))
+        buffer.put(batch(BatchKind.CHANGES, 7, put("a", "2", 7)._replace(previous=put("a", "1", 1).entry)))
+        folded = buffer.next_blocking(0)
+        assert folded.kind is BatchKind.SNAPSHOT and summary(folded) == [("put", "a"), ("put", "b")]
+        assert [change.previous for change in folded.changes] == [UNKNOWN, UNKNOWN]
+
+
+class TestPreviousValuesFromTheWire:
+    @staticmethod
+    def event(kind: int, compacted: bool = False) -> pb.WatchEvent:
+        event = pb.WatchEvent(kind=kind, revision=9)
+        for key in ["new", "old"]:
+            change = event.changes.add()
+            change.entry.key, change.entry.value, change.entry.version = key, b"2", 1
+            change.entry.mod_revision = 9
+        event.changes[1].previous.key, event.changes[1].previous.value = "old", b"1"
+        event.changes[1].previous.version, event.changes[1].previous.mod_revision = 3, 4
+        event.changes[1].previous_compacted = compacted
+        if compacted:
+            event.changes[1].ClearField("previous")
+        return event
+
+    def test_a_watch_that_asked_gets_absent_or_the_entry_before(self) -> None:
+        new, old = batch_from_wire(self.event(pb.EVENT_KIND_CHANGES), previous_values=True).changes
+        assert new.previous is None and new.previous_value is None
+        assert old.previous == Entry("old", b"1", 3, 0, 4, 0) and old.previous_value == 1
+
+    def test_a_compacted_previous_entry_is_unknown(self) -> None:
+        new, old = batch_from_wire(self.event(pb.EVENT_KIND_CHANGES, compacted=True), previous_values=True).changes
+        assert (new.previous, old.previous) == (None, UNKNOWN)
+
+    def test_without_asking_or_outside_changes_nothing_is_known(self) -> None:
+        for event, asked in [
+            (self.event(pb.EVENT_KIND_CHANGES), False),
+            (self.event(pb.EVENT_KIND_SNAPSHOT), True),
+            (self.event(pb.EVENT_KIND_RESYNC), True),
+        ]:
+            assert [change.previous for change in batch_from_wire(event, asked).changes] == [UNKNOWN, UNKNOWN]
+        assert Change.from_wire(self.event(pb.EVENT_KIND_CHANGES).changes[1]).previous is UNKNOWN
+        assert Change.from_wire(self.event(pb.EVENT_KIND_CHANGES).changes[1], previous_values=True).previous_value == 1
 
 
 def test_backoff_doubles_up_to_the_maximum_with_jitter() -> None:

@@ -31,6 +31,7 @@ from .errors import (
 )
 from .locations import client_socket_path, default_socket_path
 from .types import (
+    UNKNOWN,
     BatchKind,
     Change,
     ChangeOrigin,
@@ -44,11 +45,13 @@ from .types import (
     Limits,
     ListResult,
     Operation,
+    Previous,
     Put,
     PutResult,
     RawJSON,
     Status,
     TransactionResult,
+    Unknown,
     WatchBatch,
     Writer,
 )
@@ -78,6 +81,7 @@ __all__ = [
     "NotFound",
     "Operation",
     "PermissionDenied",
+    "Previous",
     "ProtocolError",
     "Put",
     "PutResult",
@@ -86,7 +90,9 @@ __all__ = [
     "Status",
     "TooLarge",
     "TransactionResult",
+    "UNKNOWN",
     "Unavailable",
+    "Unknown",
     "Watch",
     "WatchBatch",
     "Writer",

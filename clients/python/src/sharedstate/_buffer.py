@@ -9,20 +9,24 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from .types import BatchKind, Change, ChangeType, WatchBatch
+from .types import UNKNOWN, BatchKind, Change, ChangeType, WatchBatch
 
 #: Undelivered bytes that start folding, unless a watch says otherwise.
 DEFAULT_MAX_PENDING_BYTES = 1 << 20
 
 _FINISHED = object()
 _DELETE = ChangeType.DELETE
+_make = tuple.__new__
 
 
 def estimated_bytes(batch: WatchBatch) -> int:
-    """Roughly what a batch holds in memory: keys and values, and a little per change."""
+    """Roughly what a batch holds in memory: keys and values (the previous ones too), and a little
+    per change."""
     total = 64
-    for _, entry in batch.changes:
+    for _, entry, previous in batch.changes:
         total += 64 + len(entry.key) + len(entry.raw)
+        if previous:  # an Entry: None and UNKNOWN are falsy
+            total += 64 + len(previous.raw)
     return total
 
 
@@ -39,7 +43,9 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
 
 
 class _FoldedBatch:
-    """Undelivered batches folded into the latest change of each key they touched."""
+    """Undelivered batches folded into the latest change of each key they touched. A folded
+    change keeps the previous entry of the first change it stands for: what the key held before
+    all of them. A fold into a snapshot keeps none, as a snapshot from syncd carries none."""
 
     __slots__ = ("starts_with_snapshot", "revision", "changes")
 
@@ -55,10 +61,19 @@ class _FoldedBatch:
         changes = self.changes
         drops_deletes = self.starts_with_snapshot
         for change in batch.changes:
-            if drops_deletes and change[0] is _DELETE:
-                changes.pop(change[1].key, None)
+            key = change[1].key
+            if drops_deletes:
+                if change[0] is _DELETE:
+                    changes.pop(key, None)
+                    continue
+                if change[2] is not UNKNOWN:
+                    change = _make(Change, (change[0], change[1], UNKNOWN))
             else:
-                changes[change[1].key] = change
+                earlier = changes.get(key)
+                if earlier is not None and earlier[2] is not change[2]:
+                    # The folded change stands for both: it comes after what the earlier one found.
+                    change = _make(Change, (change[0], change[1], earlier[2]))
+            changes[key] = change
 
     def batch(self) -> WatchBatch:
         ordered = tuple(sorted(self.changes.values(), key=lambda change: change.entry.key))

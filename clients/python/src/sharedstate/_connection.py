@@ -64,19 +64,22 @@ _Waiter = Union["asyncio.Future[pb.Response]", _ThreadWaiter, _WatchStart, _Igno
 
 
 class WatchHandlers:
-    """Where one watch's start, batches and end go; called on the event loop."""
+    """Where one watch's start, batches and end go; called on the event loop. With
+    ``previous_values``, the watch asks for each change's previous entry."""
 
-    __slots__ = ("on_start", "on_batch", "on_end")
+    __slots__ = ("on_start", "on_batch", "on_end", "previous_values")
 
     def __init__(
         self,
         on_start: Callable[[int], None],
         on_batch: Callable[[WatchBatch], None],
         on_end: Callable[[SharedStateError], None],
+        previous_values: bool = False,
     ) -> None:
         self.on_start = on_start
         self.on_batch = on_batch
         self.on_end = on_end
+        self.previous_values = previous_values
 
 
 class Connection:
@@ -227,8 +230,9 @@ class Connection:
 
     def start_watch(self, prefixes: list[str], start: tuple[str, int], handlers: WatchHandlers) -> int:
         """Starts a watch and returns its id here. ``start`` is ``("snapshot", 0)``,
-        ``("after", revision)`` or ``("now", 0)``. If the connection has ended, ``on_end`` is called
-        at once. Must run on the connection's loop."""
+        ``("after", revision)`` or ``("now", 0)``; it asks for previous entries when ``handlers``
+        say so. If the connection has ended, ``on_end`` is called at once. Must run on the
+        connection's loop."""
         watch_id = next(self._ids)
         with self._lock:
             error = self._end_error
@@ -242,6 +246,8 @@ class Connection:
         frame.request.id = watch_id
         watch = frame.request.watch
         watch.prefixes.extend(prefixes)
+        if handlers.previous_values:
+            watch.previous_values = True
         kind, revision = start
         if kind == "snapshot":
             watch.snapshot = True
@@ -415,7 +421,7 @@ class Connection:
                 return
             handlers = self._watches.get(event.watch_id)
             if handlers is not None:
-                handlers.on_batch(batch_from_wire(event))
+                handlers.on_batch(batch_from_wire(event, handlers.previous_values))
         elif kind == "response":
             response = frame.response
             with self._lock:

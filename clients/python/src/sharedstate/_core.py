@@ -44,12 +44,14 @@ class Configuration:
 class ManagedWatch:
     """A watch as its consumer sees it: one stream that outlives connections. On each new
     connection it restarts after the last revision it delivered, or from a snapshot when that
-    revision was compacted (or syncd is behind it), delivered as a difference. Loop only."""
+    revision was compacted (or syncd is behind it), delivered as a difference. Each restart
+    asks for previous entries again if the watch did. Loop only."""
 
-    def __init__(self, prefixes: list[str], start: tuple[str, int], buffer: WatchBuffer) -> None:
+    def __init__(self, prefixes: list[str], start: tuple[str, int], buffer: WatchBuffer, previous_values: bool = False) -> None:
         self.prefixes = prefixes
         self.start = start
         self.buffer = buffer
+        self.previous_values = previous_values
         self.cursor = WatchCursor()
         self.has_delivered = False
         self.needs_snapshot = False
@@ -72,7 +74,7 @@ class ManagedWatch:
         else:
             start = self.start
         self.connection = connection
-        handlers = WatchHandlers(self._started, self._deliver, lambda error: self._ended(connection, error))
+        handlers = WatchHandlers(self._started, self._deliver, lambda error: self._ended(connection, error), self.previous_values)
         self.id_on_connection = connection.start_watch(self.prefixes, start, handlers)
 
     def cancel(self) -> None:
@@ -184,15 +186,17 @@ class ClientCore:
 
     # Watches
 
-    def start_watch(self, prefixes: list[str], start: tuple[str, int], max_pending_bytes: int) -> WatchBuffer:
+    def start_watch(
+        self, prefixes: list[str], start: tuple[str, int], max_pending_bytes: int, previous_values: bool = False
+    ) -> WatchBuffer:
         """Starts a watch that resumes across connections and returns the buffer its consumer
-        reads. Loop only."""
+        reads; with ``previous_values``, each change carries the key's entry before it. Loop only."""
         buffer = WatchBuffer(self.loop, max_pending_bytes)
         if self._state is ConnectionState.CLOSED:
             buffer.finish(Unavailable("the client is closed"))
             return buffer
         watch_id = next(self._watch_ids)
-        watch = ManagedWatch(prefixes, start, buffer)
+        watch = ManagedWatch(prefixes, start, buffer, previous_values)
         self._watches[watch_id] = watch
         buffer.on_terminate(lambda: self._stop_watch_soon(watch_id))
         # While reconnecting, the watch starts when the next connection is made.

@@ -34,13 +34,13 @@ class WatchCursor:
         kind, revision, changes, _, _ = batch
         mod_revisions = self._mod_revisions
         if kind is _SNAPSHOT and is_first:
-            for _, entry in changes:
+            for _, entry, _ in changes:
                 mod_revisions[entry.key] = entry.mod_revision
             result = batch
         elif kind is _SNAPSHOT or kind is _RESYNC:
             result = WatchBatch(BatchKind.RESYNC, revision, self._difference(batch))
         else:
-            for change_type, entry in changes:
+            for change_type, entry, _ in changes:
                 if change_type is _PUT:
                     mod_revisions[entry.key] = entry.mod_revision
                 else:

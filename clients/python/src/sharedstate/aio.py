@@ -312,6 +312,7 @@ class AsyncClient:
         *,
         from_revision: int | None = None,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        previous_values: bool = False,
     ) -> AsyncWatch:
         """Watches the keys under ``prefixes`` ("" selects every key).
 
@@ -323,6 +324,15 @@ class AsyncClient:
         was compacted meanwhile, it starts again from a snapshot and delivers only the difference,
         as a ``resync`` batch.
 
+        With ``previous_values``, every change of a ``changes`` batch carries the key's entry
+        before it in :attr:`~sharedstate.Change.previous` (as etcd's ``prev_kv``): an
+        :class:`~sharedstate.Entry`, or ``None`` when the key did not exist. So a consumer can
+        show what each change did without keeping the values it saw. syncd finds them for
+        replayed revisions too, except where the entry before is older than its change log holds
+        (:data:`~sharedstate.UNKNOWN`). Snapshots and resyncs carry none (``UNKNOWN``); changes
+        folded for a slow consumer keep the entry before the first of them. A watch that resumes
+        after a reconnect asks for them again.
+
         The watch ends with an error when it cannot start (:class:`~sharedstate.Compacted` for a
         ``from_revision`` already compacted, :class:`~sharedstate.FutureRevision` for one syncd
         has not reached) or when the client closes (:class:`~sharedstate.Unavailable`).
@@ -330,7 +340,7 @@ class AsyncClient:
         limits = self._core.configuration.limits
         selected = requests.prefixes_of(prefixes, limits)
         start = requests.watch_start(from_revision)
-        return AsyncWatch(self._core.start_watch(selected, start, max_pending_bytes))
+        return AsyncWatch(self._core.start_watch(selected, start, max_pending_bytes, bool(previous_values)))
 
     # Administration
 

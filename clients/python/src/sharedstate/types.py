@@ -13,6 +13,9 @@ __all__ = [
     "RawJSON",
     "Entry",
     "ChangeType",
+    "Unknown",
+    "UNKNOWN",
+    "Previous",
     "Change",
     "BatchKind",
     "WatchBatch",
@@ -104,6 +107,29 @@ class ChangeType(str, enum.Enum):
         return self.value
 
 
+class Unknown(enum.Enum):
+    """The type of :data:`UNKNOWN`, the one value that says a change's previous entry is unknown."""
+
+    UNKNOWN = "unknown"
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        # Falsy, as ``None`` is: ``if change.previous:`` holds only when there is an entry.
+        return False
+
+
+#: What :attr:`Change.previous` is when the entry before the change is not known: the watch did
+#: not ask for previous values, the change is part of a snapshot or resync, or (for a replayed
+#: change) the entry before it is older than syncd's change log holds. Compare with ``is``.
+UNKNOWN = Unknown.UNKNOWN
+
+#: What is known of a key before a change: its :class:`Entry`, ``None`` when the key did not
+#: exist, or :data:`UNKNOWN`.
+Previous = Union[Entry, None, Unknown]
+
+
 class Change(NamedTuple):
     """One key's change: a put with the entry after it, or a delete."""
 
@@ -111,6 +137,11 @@ class Change(NamedTuple):
     #: For a put, the entry after the write; for a delete, the key with an empty value,
     #: version 0 and ``mod_revision`` set to the deleting revision.
     entry: Entry
+    #: The key's entry just before the change, for a watch started with ``previous_values=True``
+    #: (as etcd's ``prev_kv``): an :class:`Entry`, ``None`` when the key did not exist before it,
+    #: or :data:`UNKNOWN` when that is not known (the watch did not ask, a snapshot or resync, or
+    #: a replayed change whose entry before is older than the change log holds).
+    previous: Previous = UNKNOWN
 
     @property
     def key(self) -> str:
@@ -121,14 +152,31 @@ class Change(NamedTuple):
         """The value after a put (decoded from JSON); ``None`` for a delete."""
         return self.entry.value
 
+    @property
+    def previous_value(self) -> Any:
+        """The value before the change (decoded from JSON); ``None`` when the key did not exist
+        or when :attr:`previous` is :data:`UNKNOWN`."""
+        previous = self.previous
+        return previous.value if isinstance(previous, Entry) else None
+
     @classmethod
-    def from_wire(cls, change: pb.Change) -> Change:
+    def from_wire(cls, change: pb.Change, previous_values: bool = False) -> Change:
+        """The change of a wire message; ``previous_values`` says whether it may carry the entry
+        before it (the changes of a ``CHANGES`` event of a watch that asked for them)."""
         kind = ChangeType.DELETE if change.type == pb.CHANGE_TYPE_DELETE else ChangeType.PUT
-        return cls(kind, Entry.from_wire(change.entry))
+        return cls(kind, Entry.from_wire(change.entry), _previous_from_wire(change) if previous_values else UNKNOWN)
 
     @classmethod
     def deletion(cls, key: str, revision: int) -> Change:
         return cls(ChangeType.DELETE, Entry(key, b"", 0, 0, revision, 0))
+
+
+def _previous_from_wire(change: pb.Change) -> Previous:
+    if change.previous_compacted:
+        return UNKNOWN
+    if change.HasField("previous"):
+        return Entry.from_wire(change.previous)
+    return None
 
 
 class BatchKind(str, enum.Enum):
@@ -183,20 +231,28 @@ _WIRE_DELETE = pb.CHANGE_TYPE_DELETE
 _make = tuple.__new__
 
 
-def batch_from_wire(event: pb.WatchEvent) -> WatchBatch:
-    """The batch of a watch event. The hot path of every watch: it builds the tuples directly
-    rather than through the NamedTuple constructors, which cost a Python call each."""
+def batch_from_wire(event: pb.WatchEvent, previous_values: bool = False) -> WatchBatch:
+    """The batch of a watch event; ``previous_values`` says whether its watch asked for previous
+    entries (only a ``CHANGES`` event carries them). The hot path of every watch: it builds the
+    tuples directly rather than through the NamedTuple constructors, which cost a Python call each."""
+    kind = _BATCH_KINDS.get(event.kind, _CHANGES)
     changes = []
-    for change in event.changes:
-        entry = change.entry
-        decoded = _make(
-            Entry, (entry.key, entry.value, entry.version, entry.create_revision, entry.mod_revision, entry.ephemeral_session)
-        )
-        changes.append(_make(Change, (_DELETE if change.type == _WIRE_DELETE else _PUT, decoded)))
-    return _make(
-        WatchBatch,
-        (_BATCH_KINDS.get(event.kind, _CHANGES), event.revision, tuple(changes), event.writer_session, event.cause),
-    )
+    if previous_values and kind is _CHANGES:
+        for change in event.changes:
+            entry = change.entry
+            decoded = _make(
+                Entry, (entry.key, entry.value, entry.version, entry.create_revision, entry.mod_revision, entry.ephemeral_session)
+            )
+            previous = _previous_from_wire(change)
+            changes.append(_make(Change, (_DELETE if change.type == _WIRE_DELETE else _PUT, decoded, previous)))
+    else:
+        for change in event.changes:
+            entry = change.entry
+            decoded = _make(
+                Entry, (entry.key, entry.value, entry.version, entry.create_revision, entry.mod_revision, entry.ephemeral_session)
+            )
+            changes.append(_make(Change, (_DELETE if change.type == _WIRE_DELETE else _PUT, decoded, UNKNOWN)))
+    return _make(WatchBatch, (kind, event.revision, tuple(changes), event.writer_session, event.cause))
 
 
 class PutResult(NamedTuple):
