@@ -5,7 +5,7 @@ import SyncClient
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
-        abstract: "List the connected clients: session, process, user, watches, queued bytes, resyncs, admission, name."
+        abstract: "List the connected clients: session, process, user, watches, events delivered, queued bytes, resyncs, admission, name."
     )
 
     @OptionGroup var options: GlobalOptions
@@ -22,6 +22,7 @@ struct ClientsCommand: AsyncParsableCommand {
                     .number("uid", $0.uid)
                     .number("gid", $0.gid)
                     .number("watches", $0.watches)
+                    .number("eventsDelivered", $0.eventsDelivered)
                     .number("queuedBytes", $0.queuedBytes)
                     .number("resyncs", $0.resyncs)
                     .number("connectedSeconds", $0.connectedSeconds)
@@ -31,10 +32,11 @@ struct ClientsCommand: AsyncParsableCommand {
             print("[" + objects.joined(separator: ",") + "]")
             return
         }
-        print("SESSION      PID    UID  WATCHES   QUEUED  RESYNCS  CONNECTED  ADMISSION  NAME")
+        print("SESSION      PID    UID  WATCHES     EVENTS   QUEUED  RESYNCS  CONNECTED  ADMISSION  NAME")
         for info in clients {
             let columns = [
                 pad("\(info.sessionID)", 7), pad("\(info.pid)", 8), pad("\(info.uid)", 6), pad("\(info.watches)", 8),
+                pad("\(info.eventsDelivered)", 10),
                 pad("\(info.queuedBytes)", 8), pad("\(info.resyncs)", 8), pad("\(Int(info.connectedSeconds))s", 10),
             ]
             let admission = info.admission == .waitingForHello ? "no Hello" : "\(info.admission)"

@@ -90,24 +90,29 @@ struct TopCommand: AsyncParsableCommand {
         let commits = now.metric("syncd_commit_duration_seconds_count") - before.metric("syncd_commit_duration_seconds_count")
         let commitSeconds = now.metric("syncd_commit_duration_seconds_sum") - before.metric("syncd_commit_duration_seconds_sum")
         let latency = commits > 0 ? String(format: "%.0f µs", commitSeconds / commits * 1e6) : "–"
+        let timed = now.metric("syncd_write_to_delivery_seconds_count") - before.metric("syncd_write_to_delivery_seconds_count")
+        let timedSeconds = now.metric("syncd_write_to_delivery_seconds_sum") - before.metric("syncd_write_to_delivery_seconds_sum")
+        let delivery = timed > 0 ? String(format: "%.0f µs", timedSeconds / timed * 1e6) : "–"
         let backlogged = now.clients.filter { $0.queuedBytes > 0 }.count
         var lines = [
             "syncd at revision \(now.status.revision): \(now.status.keys) keys, \(now.status.clients) connections, "
                 + "\(now.status.watches) watches, \(backlogged) backlogged",
             "writes/s \(rate(revisions))   events/s \(rate(events))   resyncs \(Int(now.metric("syncd_resyncs_total")))   "
-                + "commit \(latency) on average",
+                + "commit \(latency), write to delivery \(delivery) on average",
             "",
             pad("CLIENT", 24) + pad("SESSION", 12, right: true) + pad("PID", 8, right: true) + pad("WRITES/S", 10, right: true)
-                + pad("WATCHES", 9, right: true) + pad("QUEUED", 10, right: true),
+                + pad("EVENTS/S", 10, right: true) + pad("WATCHES", 9, right: true) + pad("QUEUED", 10, right: true),
         ]
+        let deliveredBefore = Dictionary(before.clients.map { ($0.sessionID, $0.eventsDelivered) }, uniquingKeysWith: { first, _ in first })
         let sessions = Set(now.clients.map(\.sessionID)).union(seen.bySession.keys)
         let byID = Dictionary(now.clients.map { ($0.sessionID, $0) }, uniquingKeysWith: { first, _ in first })
         for session in sessions.sorted(by: { (seen.bySession[$0] ?? 0, $1) > (seen.bySession[$1] ?? 0, $0) }) {
             let info = byID[session]
             let name = session == 0 ? "syncd" : info?.name ?? "(gone)"
+            let delivered = info.map { $0.eventsDelivered - min($0.eventsDelivered, deliveredBefore[session] ?? 0) } ?? 0
             lines.append(
                 pad(name.isEmpty ? "(no Hello)" : name, 24) + pad("\(session)", 12, right: true) + pad("\(info?.pid ?? 0)", 8, right: true)
-                    + pad(rate(Double(seen.bySession[session] ?? 0)), 10, right: true)
+                    + pad(rate(Double(seen.bySession[session] ?? 0)), 10, right: true) + pad(rate(Double(delivered)), 10, right: true)
                     + pad("\(info?.watches ?? 0)", 9, right: true) + pad("\(info?.queuedBytes ?? 0)", 10, right: true))
         }
         lines += ["", pad("PREFIX", 24) + pad("WRITES/S", 10, right: true)]

@@ -26,9 +26,26 @@ import Testing
         }
         #expect(fromSyncctl.stdout.contains("# HELP syncd_commit_duration_seconds "))
 
+        // A watcher of 300 writes: the clients report counts its events, and one write in 64 is
+        // timed from syncd's receiving it to its event's delivery.
+        let watcher = try ChildProcess(
+            try Binaries.path("syncctl"), ["--socket", scratch.socket, "watch", "bench/"], scratch: scratch, name: "watcher")
+        try await waitForWatches(1, scratch: scratch)
+        let bench = try await syncctl(["bench", "put", "--connections", "1", "--pipeline", "1", "--count", "300"], scratch: scratch)
+        #expect(bench.status == 0, "\(bench.stderr)")
+        try await eventually("the watcher to print 300 changes") { watcher.stdout.split(separator: "\n").count >= 300 }
+        let clients = try await syncctl(["--json", "clients"], scratch: scratch)
+        let reports = try #require(try JSONSerialization.jsonObject(with: Data(clients.stdout.utf8)) as? [[String: Any]])
+        #expect(reports.compactMap { $0["eventsDelivered"] as? Int }.max() == 300, "\(clients.stdout)")
+        watcher.signal(SIGTERM)
+        _ = try await watcher.waitForExit()
+        let timed = try await syncctl(["metrics"], scratch: scratch)
+        let timedCount = timed.stdout.split(separator: "\n").first { $0.hasPrefix("syncd_write_to_delivery_seconds_count ") }
+        #expect(timedCount.flatMap { Double($0.split(separator: " ")[1]) } ?? 0 >= 4, "\(timed.stdout)")
+
         let (status, body) = try Self.get("/metrics", port: port)
         #expect(status == 200)
-        #expect(body.contains("syncd_revisions_committed_total 2\n"))
+        #expect(body.contains("syncd_revisions_committed_total 302\n"))
         #expect(try Self.get("/elsewhere", port: port).status == 404)
         // .ci/run installs promtool; where it is missing this check is left out.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {

@@ -1331,6 +1331,10 @@ public nonisolated struct Sharedstate_V1_ClientInfo: Sendable {
   /// Which place among syncd's connection limits it holds.
   public var admission: Sharedstate_V1_Admission = .waitingForHello
 
+  /// Watch events delivered to it live (CHANGES as they are committed; not snapshots, replays,
+  /// resyncs or progress notices).
+  public var eventsDelivered: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3619,7 +3623,7 @@ nonisolated extension Sharedstate_V1_ClientsRequest: SwiftProtobuf.Message, Swif
 
 nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0\u{3}events_delivered\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3637,6 +3641,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.resyncs) }()
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.connectedSeconds) }()
       case 10: try { try decoder.decodeSingularEnumField(value: &self.admission) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.eventsDelivered) }()
       default: break
       }
     }
@@ -3673,6 +3678,9 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if self.admission != .waitingForHello {
       try visitor.visitSingularEnumField(value: self.admission, fieldNumber: 10)
     }
+    if self.eventsDelivered != 0 {
+      try visitor.visitSingularUInt64Field(value: self.eventsDelivered, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3687,6 +3695,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.resyncs != rhs.resyncs {return false}
     if lhs.connectedSeconds != rhs.connectedSeconds {return false}
     if lhs.admission != rhs.admission {return false}
+    if lhs.eventsDelivered != rhs.eventsDelivered {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

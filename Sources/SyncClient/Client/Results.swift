@@ -83,6 +83,8 @@ public struct ClientInfo: Sendable, Hashable {
     public var queuedBytes: UInt64
     /// How often it fell behind and was resynchronised.
     public var resyncs: UInt64
+    /// Watch events delivered to it live, as revisions were committed.
+    public var eventsDelivered: UInt64
     /// How long it has been connected.
     public var connectedSeconds: Double
     /// Which place among syncd's connection limits it holds.

@@ -327,6 +327,7 @@ public final class SharedStateClient: Sendable {
                 watches: $0.watches,
                 queuedBytes: $0.queuedBytes,
                 resyncs: $0.resyncs,
+                eventsDelivered: $0.eventsDelivered,
                 connectedSeconds: $0.connectedSeconds,
                 admission: ClientInfo.Admission($0.admission)
             )

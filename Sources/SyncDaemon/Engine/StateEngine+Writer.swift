@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Prometheus
 import SharedStateWire
 import Synchronization
 
@@ -14,7 +15,10 @@ extension StateEngine {
         origin: WriteOrigin = .syncd(""),
         completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void
     ) {
-        if !queue.enqueue(CollectionOfOne(WriteQueue.Pending(request: request, origin: origin, reply: .callback(completion)))) {
+        let pending = WriteQueue.Pending(
+            request: request, origin: origin, reply: .callback(completion),
+            timedSince: metrics.samplesDelivery() ? .now : nil)
+        if !queue.enqueue(CollectionOfOne(pending)) {
             completion(.failure(Self.shuttingDown))
         }
     }
@@ -33,17 +37,19 @@ extension StateEngine {
         mayCommitHere: Bool = false
     ) {
         guard !requests.isEmpty else { return }
-        let pending = requests.lazy.map {
+        // The first of the requests submitted together stands for them all.
+        let timedSince: ContinuousClock.Instant? = metrics.samplesDelivery() ? .now : nil
+        let pending = requests.lazy.enumerated().map { index, request in
             WriteQueue.Pending(
-                request: $0.request, origin: WriteOrigin(writer: writer, cause: $0.cause),
-                reply: .answer(requestID: $0.id, target: target))
+                request: request.request, origin: WriteOrigin(writer: writer, cause: request.cause),
+                reply: .answer(requestID: request.id, target: target), timedSince: index == 0 ? timedSince : nil)
         }
         // With `--durability full` a commit waits for an fsync: that is the writer's to wait for,
         // never an event loop's.
         if mayCommitHere, storage.durability != .full, queue.reserveIfIdle() {
             let deadline = storage.materializationDeadline
             let batch = Array(pending)
-            Self.reply(to: batch, with: commit(batch.map(\.request), origins: batch.map(\.origin)))
+            Self.reply(to: batch, with: commit(batch.map(\.request), origins: batch.map(\.origin), timedSince: Self.timedSince(batch)))
             // The writer sleeps until the next materialisation is due: tell it when that changed.
             queue.finishCommit(wakeWriter: storage.materializationDeadline != deadline)
             return
@@ -68,7 +74,8 @@ extension StateEngine {
                     while let batch = queue.take(limit: configuration.maxRequestsPerCommit, until: { storage.materializationDeadline }) {
                         let isIdle = batch.isEmpty
                         if !isIdle {
-                            Self.reply(to: batch, with: commit(batch.map(\.request), origins: batch.map(\.origin)))
+                            let results = commit(batch.map(\.request), origins: batch.map(\.origin), timedSince: Self.timedSince(batch))
+                            Self.reply(to: batch, with: results)
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
                         }
                         if isIdle || storage.isMaterializationDue { materialize() }
@@ -108,6 +115,16 @@ extension StateEngine {
         }
     }
 
+    /// What an event loop runs once it has written a timed write's events.
+    private static func recordDelivery(since: ContinuousClock.Instant, in histogram: DurationHistogram) -> @Sendable () -> Void {
+        { histogram.record(.now - since) }
+    }
+
+    /// When the earliest timed write of `batch` was submitted, if one is.
+    private static func timedSince(_ batch: [WriteQueue.Pending]) -> ContinuousClock.Instant? {
+        batch.lazy.compactMap(\.timedSince).min()
+    }
+
     /// Hands each write's result to whoever waits for it: every answer for one connection in a
     /// single call, in submission order.
     private static func reply(to batch: [WriteQueue.Pending], with results: [Result<WriteOutcome, SharedStateError>]) {
@@ -140,8 +157,12 @@ extension StateEngine {
     }
 
     /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd
-    /// itself when there are none); returns each one's result.
-    func commit(_ batch: [WriteRequest], origins: [WriteOrigin] = []) -> [Result<WriteOutcome, SharedStateError>] {
+    /// itself when there are none); returns each one's result. With `timedSince`, the time from
+    /// then until the group's events are written to the watchers goes to
+    /// ``DaemonMetrics/deliveryLatency``.
+    func commit(
+        _ batch: [WriteRequest], origins: [WriteOrigin] = [], timedSince: ContinuousClock.Instant? = nil
+    ) -> [Result<WriteOutcome, SharedStateError>] {
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: Entry?] = [:]
         var revision = published.withLock { $0.revision }
@@ -217,6 +238,7 @@ extension StateEngine {
             }
             // Made before taking the lock, which readers share.
             let stored = overlay.mapValues { $0.map(StoredEntry.make) }
+            let timing = timedSince.map { since in Self.recordDelivery(since: since, in: metrics.deliveryLatency) }
             published.withLock { state in
                 if state.watches.wantsPreviousValues {
                     // Before the table changes: it holds every key's entry before this batch.
@@ -232,7 +254,7 @@ extension StateEngine {
                 }
                 state.revision = revision
                 state.restoreJournal?.record(revisions)
-                metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions)))
+                metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing)))
             }
         }
         return results

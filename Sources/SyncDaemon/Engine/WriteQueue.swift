@@ -19,6 +19,9 @@ final class WriteQueue: @unchecked Sendable {
         var request: WriteRequest
         var origin: WriteOrigin
         var reply: Reply
+        /// When it was submitted, for the few writes whose way to the watchers is timed (see
+        /// ``DaemonMetrics/samplesDelivery()``).
+        var timedSince: ContinuousClock.Instant? = nil
     }
 
     /// Who gets a write's result.

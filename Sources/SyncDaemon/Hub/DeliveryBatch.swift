@@ -13,6 +13,11 @@ final class DeliveryBatch {
         loops[ObjectIdentifier(loop), default: (loop, [])].work.append(work)
     }
 
+    /// Adds work to run on every loop the batch has work for, after that work.
+    func addToEveryLoop(_ work: @escaping @Sendable () -> Void) {
+        for key in loops.keys { loops[key]!.work.append(work) }
+    }
+
     /// Hands each loop its work, in one task per loop, and empties the batch.
     func dispatch() {
         for (loop, work) in loops.values {

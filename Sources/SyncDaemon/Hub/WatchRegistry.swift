@@ -119,9 +119,13 @@ struct WatchRegistry {
     ///
     /// Only the watches a change may concern are looked at (see ``WatchIndex``), so a write costs
     /// what its watchers cost.
+    ///
+    /// Each event loop that writes frames then runs `afterWriting` (which times the delivery).
     /// - Returns: How many frames went out (frames held for a watch that replays not counted).
     @discardableResult
-    mutating func deliver(_ revisions: [CommittedRevision]) -> Int {
+    mutating func deliver(
+        _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)? = nil
+    ) -> Int {
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
         var backlogged: [ObjectIdentifier: Bool] = [:]
         // Watches that take a whole revision under the same id get the same bytes: clients number
@@ -144,8 +148,10 @@ struct WatchRegistry {
         var delivered = 0
         for outbox in outboxes.values {
             outbox.subscriber.send(outbox.frames, in: batch)
+            outbox.subscriber.countDelivered(outbox.frames.count)
             delivered += outbox.frames.count
         }
+        if let afterWriting { batch.addToEveryLoop(afterWriting) }
         batch.dispatch()
         return delivered
     }

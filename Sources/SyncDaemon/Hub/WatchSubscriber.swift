@@ -15,9 +15,14 @@ protocol WatchSubscriber: AnyObject, Sendable {
     /// Whether the peer has fallen so far behind that its outbound queue is full: the engine then
     /// stops sending it changes and, once it catches up, sends a resync snapshot instead.
     var isBacklogged: Bool { get }
+
+    /// Counts watch events delivered to it live, for `syncctl clients` and `top`.
+    func countDelivered(_ events: Int)
 }
 
 extension WatchSubscriber {
+    func countDelivered(_ events: Int) {}
+
     /// Hands the frames over at once, outside the batch.
     func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
         send(frames)

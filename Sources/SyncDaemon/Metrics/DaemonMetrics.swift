@@ -1,5 +1,6 @@
 import Prometheus
 import SharedStateWire
+import Synchronization
 
 /// syncd's metrics in Prometheus's text format, kept in a registry of this daemon's own (no
 /// process-wide bootstrap, so daemons in one test process keep theirs apart), each with its help
@@ -20,6 +21,9 @@ final class DaemonMetrics: Sendable {
     let connectionsRefused: Counter
     let commitLatency: DurationHistogram
     let writesPerCommit: ValueHistogram
+    let deliveryLatency: DurationHistogram
+    /// Submissions counted for ``samplesDelivery()``.
+    private let submissions = Atomic<UInt64>(0)
 
     private let keys: Gauge
     private let connections: Gauge
@@ -52,6 +56,15 @@ final class DaemonMetrics: Sendable {
                 .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
             ]
         )
+        deliveryLatency = registry.makeDurationHistogram(
+            descriptor: Self.described(
+                "syncd_write_to_delivery_seconds",
+                "Sampled: time from a write reaching syncd to its revision's events written to each event loop's watchers."),
+            buckets: [
+                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+                .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
+            ]
+        )
         writesPerCommit = registry.makeValueHistogram(
             descriptor: Self.described("syncd_writes_per_commit", "Write requests per group commit."),
             buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -68,6 +81,15 @@ final class DaemonMetrics: Sendable {
     private static func described(_ name: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
+
+    /// Whether the write being submitted is one of the few (one in ``deliverySamplingInterval``)
+    /// whose way to the watchers is timed for ``deliveryLatency``.
+    func samplesDelivery() -> Bool {
+        submissions.wrappingAdd(1, ordering: .relaxed).oldValue % Self.deliverySamplingInterval == 0
+    }
+
+    /// One write in this many is timed to its delivery.
+    static let deliverySamplingInterval: UInt64 = 64
 
     /// Counts a request answered with an error, by its code.
     func countError(_ code: SharedStateError.Code) {

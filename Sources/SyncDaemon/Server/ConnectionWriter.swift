@@ -35,6 +35,7 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// Called on the event loop when what waits to go out a piece at a time crosses a watermark.
     private let pacedChanged = Mutex<(@Sendable () -> Void)?>(nil)
     private let resyncCount = Atomic<UInt64>(0)
+    private let deliveredCount = Atomic<UInt64>(0)
     /// Tasks handed to the event loop and not yet run: while any is, a response made on the loop
     /// joins the queue behind them instead of overtaking them.
     private let inFlight = Atomic<Int>(0)
@@ -57,6 +58,13 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     /// How often this connection fell behind and was resynchronised.
     var resyncs: UInt64 { resyncCount.load(ordering: .relaxed) }
+
+    /// How many watch events were delivered to it live.
+    var eventsDelivered: UInt64 { deliveredCount.load(ordering: .relaxed) }
+
+    func countDelivered(_ events: Int) {
+        deliveredCount.wrappingAdd(UInt64(events), ordering: .relaxed)
+    }
 
     /// Counts one resynchronisation.
     func countResync() {

@@ -147,6 +147,7 @@ final class SocketServer: Service {
                     $0.watches = UInt64(engine.watchCount(of: record.writer))
                     $0.queuedBytes = UInt64(queued)
                     $0.resyncs = record.writer.resyncs
+                    $0.eventsDelivered = record.writer.eventsDelivered
                     $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
                     $0.admission = record.admission
                 }

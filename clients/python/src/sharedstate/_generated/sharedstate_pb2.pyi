@@ -73,9 +73,10 @@ class ClientFrame(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., request: _Optional[_Union[Request, _Mapping]] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
-    __slots__ = ["admission", "connected_seconds", "gid", "name", "pid", "queued_bytes", "resyncs", "session_id", "uid", "watches"]
+    __slots__ = ["admission", "connected_seconds", "events_delivered", "gid", "name", "pid", "queued_bytes", "resyncs", "session_id", "uid", "watches"]
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_DELIVERED_FIELD_NUMBER: _ClassVar[int]
     GID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
@@ -86,6 +87,7 @@ class ClientInfo(_message.Message):
     WATCHES_FIELD_NUMBER: _ClassVar[int]
     admission: Admission
     connected_seconds: float
+    events_delivered: int
     gid: int
     name: str
     pid: int
@@ -94,7 +96,7 @@ class ClientInfo(_message.Message):
     session_id: int
     uid: int
     watches: int
-    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ..., events_delivered: _Optional[int] = ...) -> None: ...
 
 class ClientsRequest(_message.Message):
     __slots__ = []
