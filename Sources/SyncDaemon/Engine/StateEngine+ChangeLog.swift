@@ -46,7 +46,32 @@ extension StateEngine {
             throw SharedStateError(.unavailable, "cannot compact the change log: \(error)")
         }
         logger.info("compacted the change log", metadata: ["revision": "\(revision)"])
+        await forgetWriters(through: revision)
         return revision
+    }
+
+    /// Removes the `sessions` rows no revision left in the change log names: this run's sessions
+    /// whose last write is compacted, and every earlier run's once compaction passes the
+    /// revision syncd started at. A failure only leaves rows that take a little room.
+    private func forgetWriters(through compacted: UInt64) async {
+        let earlierRuns = compacted >= revisionAtStart ? lastSessionIDOfEarlierRuns : 0
+        do {
+            try await BackgroundWork.run { [self] () throws(SharedStateError) in
+                // Under the lock, so that a session writing again meanwhile is recorded anew.
+                try recordedWriters.withLock { recorded throws(SharedStateError) in
+                    let gone = recorded.lazy.filter { $0.value <= compacted }.map(\.key)
+                    guard !gone.isEmpty || earlierRuns > 0 else { return }
+                    do {
+                        try storage.forgetSessions(Array(gone), throughSession: earlierRuns)
+                    } catch {
+                        throw SharedStateError(.unavailable, "\(error)")
+                    }
+                    for session in gone { recorded[session] = nil }
+                }
+            }
+        } catch {
+            logger.error("could not remove the writers of compacted revisions", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Applies the retention policy (see ``RetentionPolicy``): compacts what it no longer keeps.

@@ -213,13 +213,16 @@ extension StateEngine {
         if !revisions.isEmpty {
             do {
                 let newWriters = recordedWriters.withLock { recorded in
-                    revisions.compactMap { revision in revision.writer.flatMap { recorded.insert($0.session).inserted ? $0 : nil } }
+                    revisions.compactMap { revision -> WriterIdentity? in
+                        guard let writer = revision.writer else { return nil }
+                        return recorded.updateValue(revision.revision, forKey: writer.session) == nil ? writer : nil
+                    }
                 }
                 let started = ContinuousClock.now
                 do {
                     try storage.commit(revisions, recording: newWriters)
                 } catch {
-                    recordedWriters.withLock { recorded in for writer in newWriters { recorded.remove(writer.session) } }
+                    recordedWriters.withLock { recorded in for writer in newWriters { recorded[writer.session] = nil } }
                     throw error
                 }
                 metrics.commitLatency.record(ContinuousClock.now - started)

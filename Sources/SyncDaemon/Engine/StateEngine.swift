@@ -75,8 +75,12 @@ final class StateEngine: Sendable {
     let logger: Logger
     let published: Mutex<Published>
     let queue = WriteQueue()
-    /// The sessions this run has recorded in the `sessions` table (see ``WriteOrigin``).
-    let recordedWriters = Mutex<Set<UInt64>>([])
+    /// The sessions this run has recorded in the `sessions` table (see ``WriteOrigin``), each
+    /// with the last revision it wrote: once compaction passes it, the row goes.
+    let recordedWriters = Mutex<[UInt64: UInt64]>([:])
+    /// The revision the database held at start-up: every session of an earlier run wrote at or
+    /// below it.
+    let revisionAtStart: UInt64
     /// The highest session id the database named at start-up: this run numbers its sessions above.
     let lastSessionIDOfEarlierRuns: UInt64
     /// What the engine counts for `syncctl metrics` and `--metrics-address`.
@@ -89,6 +93,7 @@ final class StateEngine: Sendable {
         let loaded = try storage.load()
         self.storage = storage
         self.lastSessionIDOfEarlierRuns = loaded.lastSessionID
+        self.revisionAtStart = loaded.revision
         self.configuration = configuration
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger

@@ -86,6 +86,26 @@ extension Storage {
         }
     }
 
+    /// Removes the `sessions` rows of `sessions` and of every session up to `throughSession`,
+    /// keeping the highest id removed in `meta` so that later runs still number theirs above it.
+    func forgetSessions(_ sessions: [UInt64], throughSession: UInt64) throws {
+        try pool.write { db in
+            if throughSession > 0 {
+                try db.execute(sql: "DELETE FROM sessions WHERE session_id <= ?", arguments: [Int64(bitPattern: throughSession)])
+            }
+            for session in sessions {
+                try db.execute(sql: "DELETE FROM sessions WHERE session_id = ?", arguments: [Int64(bitPattern: session)])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (name, value) VALUES ('last_forgotten_session', ?)
+                    ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)
+                    """,
+                arguments: [Int64(bitPattern: max(throughSession, sessions.max() ?? 0))]
+            )
+        }
+    }
+
     /// Removes the change log up to and including `revision` and records it as compacted. Rows
     /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
     /// nothing reads them meanwhile.

@@ -114,7 +114,8 @@ final class Storage: Sendable {
                 db,
                 sql: """
                     SELECT max(coalesce((SELECT max(session_id) FROM sessions), 0),
-                               coalesce((SELECT max(ephemeral_session) FROM entries), 0))
+                               coalesce((SELECT max(ephemeral_session) FROM entries), 0),
+                               coalesce((SELECT value FROM meta WHERE name = 'last_forgotten_session'), 0))
                     """
             )
             return (
