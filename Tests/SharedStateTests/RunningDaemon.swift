@@ -43,16 +43,18 @@ func connect(_ socketPath: String, name: String = "test") async throws -> Shared
     try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: name))
 }
 
-/// Collects the first `count` batches of a watch, failing after `timeout`.
+/// Collects the first `count` batches of a watch (of those `included` keeps), failing after
+/// `timeout`.
 func firstBatches(
     _ count: Int,
     of stream: WatchStream,
+    where included: @escaping @Sendable (WatchBatch) -> Bool = { _ in true },
     timeout: Duration = .seconds(10)
 ) async throws -> [WatchBatch] {
     try await withThrowingTaskGroup(of: [WatchBatch].self) { group in
         group.addTask {
             var batches: [WatchBatch] = []
-            for try await batch in stream {
+            for try await batch in stream where included(batch) {
                 batches.append(batch)
                 if batches.count == count { break }
             }

@@ -28,7 +28,7 @@ import Testing
                 $0.watchID = watchID
                 $0.kind = .changes
                 $0.revision = 12_345
-                $0.changes = revision.encoded.wireChanges
+                $0.changes = revision.changes.map(\.wireValue)
             }
         }
         #expect(frame == expected)

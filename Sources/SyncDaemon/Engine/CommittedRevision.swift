@@ -25,9 +25,9 @@ struct CommittedRevision: Sendable {
 
     /// Decodes a row of the change log.
     init(logRecord: EncodedRevision.LogRecord) throws {
-        let encoded = try EncodedRevision(logRecord: logRecord)
+        let (encoded, changes) = try EncodedRevision.decode(logRecord)
         self.revision = encoded.revision
-        self.changes = encoded.wireChanges.map { Change(wireValue: $0) }
+        self.changes = changes
         self.writer = nil
         self.encoded = encoded
     }

@@ -208,10 +208,9 @@ struct WatchRegistry {
 
     private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
         if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
-        let all = revision.encoded.wireChanges
-        let changes = all.filter { watch.selects($0.entry.key) }
+        let changes = revision.changes.filter { watch.selects($0.key) }
         if changes.isEmpty { return .none }
-        return changes.count == all.count ? .whole : .some(changes)
+        return changes.count == revision.changes.count ? .whole : .some(changes.map(\.wireValue))
     }
 
     /// Sends a progress notice at `revision` to every live watch that was sent nothing since the

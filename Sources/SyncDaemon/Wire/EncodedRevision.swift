@@ -15,8 +15,6 @@ struct EncodedRevision: Sendable {
 
     /// The revision.
     let revision: UInt64
-    /// The changes as wire messages, converted once for every watcher that selects only some.
-    let wireChanges: [Sharedstate_V1_Change]
     /// The session that wrote the revision (0: syncd itself), and the cause its write carried.
     let writerSession: UInt64
     let cause: String
@@ -25,27 +23,22 @@ struct EncodedRevision: Sendable {
 
     init(revision: UInt64, changes: [Change], writerSession: UInt64 = 0, cause: String = "") {
         self.revision = revision
-        let wireChanges = changes.map(\.wireValue)
-        self.wireChanges = wireChanges
         self.writerSession = writerSession
         self.cause = cause
-        let event = Sharedstate_V1_WatchEvent.with {
-            $0.kind = .changes
-            $0.revision = revision
-            $0.changes = wireChanges
-            $0.writerSession = writerSession
-            $0.cause = cause
-        }
-        self.logRecord = (try? event.serializedBytes()) ?? Data()
+        self.logRecord = LogRecordEncoding.record(revision: revision, changes: changes, writerSession: writerSession, cause: cause)
     }
 
-    /// Decodes a row of the change log.
-    init(logRecord: LogRecord) throws {
+    /// Decodes a row of the change log; returns it with its changes.
+    static func decode(_ logRecord: LogRecord) throws -> (EncodedRevision, [Change]) {
         let event = try Sharedstate_V1_WatchEvent(serializedBytes: logRecord)
-        self.revision = event.revision
-        self.wireChanges = event.changes
-        self.writerSession = event.writerSession
-        self.cause = event.cause
+        let encoded = EncodedRevision(revision: event.revision, writerSession: event.writerSession, cause: event.cause, logRecord: logRecord)
+        return (encoded, event.changes.map { Change(wireValue: $0) })
+    }
+
+    private init(revision: UInt64, writerSession: UInt64, cause: String, logRecord: LogRecord) {
+        self.revision = revision
+        self.writerSession = writerSession
+        self.cause = cause
         self.logRecord = logRecord
     }
 

@@ -61,9 +61,10 @@ enum WatchFrames {
     /// (``CommittedRevision/previous``; unknown when the revision was published without them).
     static func changesWithPrevious(of revision: CommittedRevision, selectedBy watch: WatchRegistry.Watch) -> ByteBuffer {
         var changes: [Sharedstate_V1_Change] = []
-        for (index, var change) in revision.encoded.wireChanges.enumerated() where watch.selects(change.entry.key) {
-            (revision.previous?[index] ?? .unknown).wireFields(into: &change)
-            changes.append(change)
+        for (index, change) in revision.changes.enumerated() where watch.selects(change.key) {
+            var wireChange = change.wireValue
+            (revision.previous?[index] ?? .unknown).wireFields(into: &wireChange)
+            changes.append(wireChange)
         }
         return Self.changes(changes, of: revision.encoded, watchID: watch.id)
     }

@@ -1,0 +1,43 @@
+import Foundation
+import SharedStateWire
+import Testing
+
+@testable import SyncDaemon
+
+/// The hand-written encoder of change-log records writes exactly SwiftProtobuf's bytes, so old
+/// and new rows read the same and a replay sends the same events.
+@Suite struct LogRecordEncodingTests {
+    private func swiftProtobufRecord(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) throws -> Data {
+        try Sharedstate_V1_WatchEvent.with {
+            $0.kind = .changes
+            $0.revision = revision
+            $0.changes = changes.map(\.wireValue)
+            $0.writerSession = writerSession
+            $0.cause = cause
+        }.serializedBytes()
+    }
+
+    @Test func writesSwiftProtobufsBytesForEveryShapeOfRevision() throws {
+        let numbers: [UInt64] = [0, 1, 127, 128, 16_383, 16_384, 1 << 35, .max]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2_000 {
+            let changes: [Change] = (0..<(round % 5)).map { index in
+                let key = index % 3 == 0 ? "" : String(repeating: "k/é", count: Int.random(in: 1...60, using: &generator))
+                if index % 4 == 3 { return .delete(key, revision: numbers.randomElement(using: &generator)!) }
+                let value = Data(repeating: UInt8(ascii: "7"), count: [0, 1, 100, 127, 128, 20_000].randomElement(using: &generator)!)
+                return .put(
+                    Entry(
+                        key: key, value: value, version: numbers.randomElement(using: &generator)!,
+                        createRevision: numbers.randomElement(using: &generator)!, modRevision: numbers.randomElement(using: &generator)!,
+                        ephemeralSession: numbers.randomElement(using: &generator)!))
+            }
+            let revision = numbers.randomElement(using: &generator)!
+            let session = numbers.randomElement(using: &generator)!
+            let cause = ["", "door-lock: requestApplied(r7)", String(repeating: "ü", count: 128)].randomElement(using: &generator)!
+            let record = LogRecordEncoding.record(revision: revision, changes: changes, writerSession: session, cause: cause)
+            let expected = try swiftProtobufRecord(revision: revision, changes: changes, writerSession: session, cause: cause)
+            #expect(record == expected, "revision \(revision), \(changes.count) changes, session \(session), cause \(cause.utf8.count) bytes")
+            if record != expected { return }
+        }
+    }
+}
