@@ -36,7 +36,8 @@ import Testing
             let cause = ["", "door-lock: requestApplied(r7)", String(repeating: "ü", count: 128)].randomElement(using: &generator)!
             let record = LogRecordEncoding.record(revision: revision, changes: changes, writerSession: session, cause: cause)
             let expected = try swiftProtobufRecord(revision: revision, changes: changes, writerSession: session, cause: cause)
-            #expect(record == expected, "revision \(revision), \(changes.count) changes, session \(session), cause \(cause.utf8.count) bytes")
+            #expect(
+                record == expected, "revision \(revision), \(changes.count) changes, session \(session), cause \(cause.utf8.count) bytes")
             if record != expected { return }
         }
     }

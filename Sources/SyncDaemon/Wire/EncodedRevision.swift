@@ -31,7 +31,8 @@ struct EncodedRevision: Sendable {
     /// Decodes a row of the change log; returns it with its changes.
     static func decode(_ logRecord: LogRecord) throws -> (EncodedRevision, [Change]) {
         let event = try Sharedstate_V1_WatchEvent(serializedBytes: logRecord)
-        let encoded = EncodedRevision(revision: event.revision, writerSession: event.writerSession, cause: event.cause, logRecord: logRecord)
+        let encoded = EncodedRevision(
+            revision: event.revision, writerSession: event.writerSession, cause: event.cause, logRecord: logRecord)
         return (encoded, event.changes.map { Change(wireValue: $0) })
     }
 
