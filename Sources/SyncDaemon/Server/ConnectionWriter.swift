@@ -113,9 +113,10 @@ final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
         let channel = self.channel
         let answering: @Sendable () -> Void = { [self] in
-            for answer in answers {
-                emit(Frame.encode(answer.frame))
-            }
+            // One buffer and one write for the answers of a commit.
+            var frames = channel.allocator.buffer(capacity: answers.count * 24)
+            for answer in answers { answer.appendFrame(to: &frames) }
+            emit(frames)
             channel.flush()
             if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
                 whenSettled.withLock { $0.take() }?()
