@@ -84,7 +84,7 @@ extension Change {
 
 extension Change.Previous {
     /// Sets a watch event's change's `previous` and `previous_compacted` fields to say this.
-    public func wireFields(into change: inout Sharedstate_V1_Change) {
+    package func wireFields(into change: inout Sharedstate_V1_Change) {
         switch self {
         case .unknown: change.previousCompacted = true
         case .absent: break
