@@ -199,6 +199,8 @@ def test_status_history_clients_and_compact(client: sharedstate.Client, daemon: 
     assert client.session_id in {info.session_id for info in client.clients()}
     mine = [info for info in client.clients() if info.session_id == client.session_id]
     assert [(info.name, info.admission) for info in mine] == [("pytest", "client")]
+    # Its watches were sent no live event here.
+    assert [info.events_delivered for info in mine] == [0]
     assert client.compact(status.revision - 2) == status.revision - 2
     assert [change.value for change in client.history("history/key").changes] == [3, 4]
     # syncctl reads what the Python client wrote.

@@ -47,6 +47,9 @@ def test_live_changes_carry_the_entry_before_them(client: sharedstate.Client) ->
         assert [change.key for change in others] == ["cfg/level", "cfg/mode", "cfg/level"]
         assert all(change.previous is UNKNOWN and change.previous_value is None for change in others)
         assert not UNKNOWN  # falsy, like None: `if change.previous:` means "there was an entry"
+        # Two watches of this connection were each sent the three changes live.
+        mine = [info for info in client.clients() if info.session_id == client.session_id]
+        assert [info.events_delivered for info in mine] == [6]
 
 
 def test_a_replay_finds_previous_values_in_the_change_log(client: sharedstate.Client) -> None:

@@ -282,6 +282,7 @@ def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:
             client.resyncs,
             client.connected_seconds,
             _ADMISSIONS.get(client.admission, "waitingForHello"),
+            client.events_delivered,
         )
         for client in response.clients
     ]

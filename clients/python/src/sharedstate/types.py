@@ -310,6 +310,8 @@ class ClientInfo(NamedTuple):
     #: The place it holds among syncd's connection limits: ``"waitingForHello"``, ``"client"``,
     #: or ``"reserved"`` (a place kept for syncd's own user and root).
     admission: str
+    #: Watch events delivered to it live, as revisions were committed.
+    events_delivered: int = 0
 
 
 class Writer(NamedTuple):
