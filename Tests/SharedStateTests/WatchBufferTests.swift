@@ -78,7 +78,9 @@ import Testing
         let stream = WatchStream(buffer: buffer)
         buffer.yield(WatchBatch(kind: .snapshot, revision: 5, changes: [put("a", "1", at: 3), put("b", "1", at: 4)]))
         for revision in UInt64(6)...200 {
-            buffer.yield(changes(revision, put("c", "\(revision)", at: revision)))
+            var change = put("c", "\(revision)", at: revision)
+            change.previous = revision == 6 ? .absent : .entry(put("c", "\(revision - 1)", at: revision - 1).entry)
+            buffer.yield(changes(revision, change))
         }
         buffer.yield(changes(201, .delete("a", revision: 201)))
         var iterator = stream.makeAsyncIterator()
@@ -86,6 +88,8 @@ import Testing
         #expect(folded.kind == .snapshot)
         #expect(folded.revision == 201)
         #expect(folded.changes.map(\.key) == ["b", "c"])
+        // A snapshot carries no previous entries, folded or not.
+        #expect(folded.changes.map(\.previous) == [.unknown, .unknown])
     }
 
     @Test func theStreamEndsWithTheErrorAfterWhatWasGiven() async throws {

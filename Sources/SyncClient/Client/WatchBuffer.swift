@@ -296,6 +296,11 @@ private struct FoldedBatch: Sendable {
         for change in batch.changes {
             if startsWithSnapshot && change.type == .delete {
                 changes[change.key] = nil
+            } else if startsWithSnapshot {
+                // A snapshot carries no previous entries, folded or not.
+                var change = change
+                change.previous = .unknown
+                changes[change.key] = change
             } else if let earlier = changes[change.key] {
                 // The folded change stands for both: it comes after what the earlier one found.
                 var change = change
