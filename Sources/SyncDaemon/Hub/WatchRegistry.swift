@@ -169,22 +169,20 @@ struct WatchRegistry {
         guard let watch = watches[key], !watch.needsResync, revision.revision > watch.startsAfter else { return }
         let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
         backlogged[key.subscriber] = isBacklogged
-        let frame: ByteBuffer
-        switch Self.selection(of: watch, in: revision) {
-        case .none:
-            return
-        case .whole where isBacklogged && watch.heldFrames == nil, .some where isBacklogged && watch.heldFrames == nil:
+        let selection = Self.selection(of: watch, in: revision)
+        if case .none = selection { return }
+        if isBacklogged && watch.heldFrames == nil {
             // Nothing is encoded for it: it is owed a resync.
             watches[key]!.needsResync = true
             return
-        case .whole where watch.previousValues, .some where watch.previousValues:
-            frame = WatchFrames.changesWithPrevious(of: revision, selectedBy: watch)
-        case .whole:
+        }
+        let frame: ByteBuffer
+        if case .whole = selection, !watch.previousValues {
             let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
             frame = wholeFrames[frameKey] ?? revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
             wholeFrames[frameKey] = frame
-        case .some(let changes):
-            frame = WatchFrames.changes(changes, of: revision.encoded, watchID: watch.id)
+        } else {
+            frame = Self.frame(of: selection, for: watch, revision)
         }
         watches[key]!.isIdle = false
         if watch.heldFrames != nil {
@@ -203,14 +201,28 @@ struct WatchRegistry {
     private enum Selection {
         case none
         case whole
-        case some([Sharedstate_V1_Change])
+        /// Some, not all: their indices, in order.
+        case some([Int])
     }
 
     private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
         if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
-        let changes = revision.changes.filter { watch.selects($0.key) }
-        if changes.isEmpty { return .none }
-        return changes.count == revision.changes.count ? .whole : .some(changes.map(\.wireValue))
+        let indices = revision.changes.indices.filter { watch.selects(revision.changes[$0].key) }
+        if indices.isEmpty { return .none }
+        return indices.count == revision.changes.count ? .whole : .some(indices)
+    }
+
+    /// The frame of what `selection` (not `.none`) takes of `revision` for `watch`.
+    private static func frame(of selection: Selection, for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer {
+        switch selection {
+        case .whole where !watch.previousValues:
+            // All of them: the revision's encoded event serves as it is.
+            revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
+        case .some(let indices):
+            WatchFrames.changes(of: revision, at: indices, withPrevious: watch.previousValues, watchID: watch.id)
+        case .none, .whole:
+            WatchFrames.changes(of: revision, at: nil, withPrevious: watch.previousValues, watchID: watch.id)
+        }
     }
 
     /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
@@ -260,13 +272,8 @@ struct WatchRegistry {
 
     /// The frame that tells `watch` about the changes of `revision` it selects, if any.
     static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
-        switch selection(of: watch, in: revision) {
-        case .none: nil
-        case .whole where watch.previousValues, .some where watch.previousValues:
-            WatchFrames.changesWithPrevious(of: revision, selectedBy: watch)
-        // All of them: the revision's encoded event serves as it is.
-        case .whole: revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
-        case .some(let changes): WatchFrames.changes(changes, of: revision.encoded, watchID: watch.id)
-        }
+        let selection = selection(of: watch, in: revision)
+        if case .none = selection { return nil }
+        return frame(of: selection, for: watch, revision)
     }
 }

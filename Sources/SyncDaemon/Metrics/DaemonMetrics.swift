@@ -51,19 +51,13 @@ final class DaemonMetrics: Sendable {
         connectionsRefused = counter("syncd_connections_refused_total", "Connections refused or pushed out by the connection limits.")
         commitLatency = registry.makeDurationHistogram(
             descriptor: Self.described("syncd_commit_duration_seconds", "Time a group commit takes, its SQLite transaction included."),
-            buckets: [
-                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-                .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
-            ]
+            buckets: Self.latencyBuckets
         )
         deliveryLatency = registry.makeDurationHistogram(
             descriptor: Self.described(
                 "syncd_write_to_delivery_seconds",
                 "Sampled: time from a write reaching syncd to its revision's events written to each event loop's watchers."),
-            buckets: [
-                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-                .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
-            ]
+            buckets: Self.latencyBuckets
         )
         writesPerCommit = registry.makeValueHistogram(
             descriptor: Self.described("syncd_writes_per_commit", "Write requests per group commit."),
@@ -77,6 +71,12 @@ final class DaemonMetrics: Sendable {
         databaseBytes = gauge("syncd_database_bytes", "Size of the database file.")
         writeAheadLogBytes = gauge("syncd_write_ahead_log_bytes", "Size of the database's write-ahead log.")
     }
+
+    /// From 50 µs, a commit of a few writes, to a second, a stall worth looking into.
+    private static let latencyBuckets: [Duration] = [
+        .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+        .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100), .seconds(1),
+    ]
 
     private static func described(_ name: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)

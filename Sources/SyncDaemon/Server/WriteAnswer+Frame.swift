@@ -16,43 +16,25 @@ extension WriteAnswer {
             return
         }
         // Response { id = 1; put = 4 { revision = 1; version = 2 } | delete = 5 { revision = 1 } }
-        let resultBytes = Self.varintFieldSize(result.revision) + Self.varintFieldSize(result.version)
-        let responseBytes = Self.varintFieldSize(requestID) + 1 + Self.varintSize(UInt64(resultBytes)) + resultBytes
-        let frameBytes = 1 + Self.varintSize(UInt64(responseBytes)) + responseBytes
-        buffer.writeInteger(UInt32(frameBytes))
+        let resultBytes = Varint.fieldSize(result.revision) + Varint.fieldSize(result.version)
+        let responseBytes = Varint.fieldSize(requestID) + 1 + Varint.lengthDelimitedSize(resultBytes)
+        buffer.writeInteger(UInt32(1 + Varint.lengthDelimitedSize(responseBytes)))
         buffer.writeInteger(UInt8(0x12))  // ServerFrame.response, length-delimited
-        Self.writeVarint(UInt64(responseBytes), to: &buffer)
+        Varint.write(UInt64(responseBytes), to: &buffer)
         if requestID != 0 {
             buffer.writeInteger(UInt8(0x08))
-            Self.writeVarint(requestID, to: &buffer)
+            Varint.write(requestID, to: &buffer)
         }
         buffer.writeInteger(result.field << 3 | 2)
-        Self.writeVarint(UInt64(resultBytes), to: &buffer)
+        Varint.write(UInt64(resultBytes), to: &buffer)
         if result.revision != 0 {
             buffer.writeInteger(UInt8(0x08))
-            Self.writeVarint(result.revision, to: &buffer)
+            Varint.write(result.revision, to: &buffer)
         }
         if result.version != 0 {
             buffer.writeInteger(UInt8(0x10))
-            Self.writeVarint(result.version, to: &buffer)
+            Varint.write(result.version, to: &buffer)
         }
-    }
-
-    private static func varintFieldSize(_ value: UInt64) -> Int {
-        value == 0 ? 0 : 1 + varintSize(value)
-    }
-
-    private static func varintSize(_ value: UInt64) -> Int {
-        (64 - (value | 1).leadingZeroBitCount + 6) / 7
-    }
-
-    private static func writeVarint(_ value: UInt64, to buffer: inout ByteBuffer) {
-        var value = value
-        while value >= 0x80 {
-            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        buffer.writeInteger(UInt8(value))
     }
 
     /// The answer as the response frame the client waits for.

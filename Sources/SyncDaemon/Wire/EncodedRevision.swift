@@ -47,25 +47,15 @@ struct EncodedRevision: Sendable {
     /// encoded event without encoding it again: protobuf lets the `watch_id` field be written in
     /// front of the others, so each watcher costs a few header bytes and a copy.
     func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var watchIDField: [UInt8] = [0x08]  // field 1, varint
-        Self.appendVarint(watchID, to: &watchIDField)
-        let eventLength = watchIDField.count + logRecord.count
-        var header: [UInt8] = [0x1A]  // ServerFrame field 3 (event), length-delimited
-        Self.appendVarint(UInt64(eventLength), to: &header)
-        var buffer = allocator.buffer(capacity: 4 + header.count + eventLength)
-        buffer.writeInteger(UInt32(header.count + eventLength))
-        buffer.writeBytes(header)
-        buffer.writeBytes(watchIDField)
+        let eventLength = 1 + Varint.size(watchID) + logRecord.count
+        let frameLength = 1 + Varint.lengthDelimitedSize(eventLength)
+        var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
+        buffer.writeInteger(UInt32(frameLength))
+        buffer.writeInteger(UInt8(0x1A))  // ServerFrame field 3 (event), length-delimited
+        Varint.write(UInt64(eventLength), to: &buffer)
+        buffer.writeInteger(UInt8(0x08))  // WatchEvent field 1 (watch_id), varint
+        Varint.write(watchID, to: &buffer)
         buffer.writeBytes(logRecord)
         return buffer
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }

@@ -13,11 +13,9 @@ enum LogRecordEncoding {
     static func record(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) -> Data {
         var cause = cause
         return cause.withUTF8 { cause in
-            var size = 0
-            if revision != 0 { size += 1 + varintSize(revision) }
-            for change in changes { size += 1 + lengthDelimitedSize(changeSize(change)) }
-            if writerSession != 0 { size += 1 + varintSize(writerSession) }
-            if !cause.isEmpty { size += 1 + lengthDelimitedSize(cause.count) }
+            var size = Varint.fieldSize(revision) + Varint.fieldSize(writerSession)
+            for change in changes { size += 1 + Varint.lengthDelimitedSize(changeSize(change)) }
+            if !cause.isEmpty { size += 1 + Varint.lengthDelimitedSize(cause.count) }
 
             var record = Data(count: size)
             record.withUnsafeMutableBytes { buffer in
@@ -40,31 +38,16 @@ enum LogRecordEncoding {
     }
 
     private static func changeSize(_ change: Change) -> Int {
-        (change.type == .delete ? 2 : 0) + 1 + lengthDelimitedSize(entrySize(change.entry))
+        (change.type == .delete ? 2 : 0) + 1 + Varint.lengthDelimitedSize(entrySize(change.entry))
     }
 
     private static func entrySize(_ entry: Entry) -> Int {
         var size = 0
         let keyBytes = entry.key.utf8.count
-        if keyBytes > 0 { size += 1 + lengthDelimitedSize(keyBytes) }
-        if !entry.value.isEmpty { size += 1 + lengthDelimitedSize(entry.value.count) }
-        return size + varintFieldSize(entry.version) + varintFieldSize(entry.createRevision)
-            + varintFieldSize(entry.modRevision) + varintFieldSize(entry.ephemeralSession)
-    }
-
-    /// The bytes of a varint field of a field number below 16; none for 0.
-    private static func varintFieldSize(_ value: UInt64) -> Int {
-        value == 0 ? 0 : 1 + varintSize(value)
-    }
-
-    /// The bytes of a length-delimited field's length and contents.
-    private static func lengthDelimitedSize(_ count: Int) -> Int {
-        varintSize(UInt64(count)) + count
-    }
-
-    private static func varintSize(_ value: UInt64) -> Int {
-        // 1 byte per 7 bits, at least one.
-        (64 - (value | 1).leadingZeroBitCount + 6) / 7
+        if keyBytes > 0 { size += 1 + Varint.lengthDelimitedSize(keyBytes) }
+        if !entry.value.isEmpty { size += 1 + Varint.lengthDelimitedSize(entry.value.count) }
+        return size + Varint.fieldSize(entry.version) + Varint.fieldSize(entry.createRevision)
+            + Varint.fieldSize(entry.modRevision) + Varint.fieldSize(entry.ephemeralSession)
     }
 
     /// Writes fields into memory sized for them.

@@ -40,10 +40,17 @@ enum WatchFrames {
         )
     }
 
-    /// The changes of `revision` that a watch selects, when it selects only some of them (a watch
-    /// that selects all of them is sent ``EncodedRevision/frame(forWatch:allocator:)``).
-    static func changes(_ changes: [Sharedstate_V1_Change], of revision: EncodedRevision, watchID: UInt64) -> ByteBuffer {
-        Frame.encode(
+    /// The changes of `revision` at `indices` (all with nil), each with the key's entry before it
+    /// when `withPrevious` (``CommittedRevision/previous``; unknown when the revision was published
+    /// without them). A watch that takes all of the changes without previous entries is sent
+    /// ``EncodedRevision/frame(forWatch:allocator:)`` instead, which encodes nothing again.
+    static func changes(of revision: CommittedRevision, at indices: [Int]?, withPrevious: Bool, watchID: UInt64) -> ByteBuffer {
+        let changes = (indices ?? Array(revision.changes.indices)).map { index in
+            var change = revision.changes[index].wireValue
+            if withPrevious { (revision.previous?[index] ?? .unknown).wireFields(into: &change) }
+            return change
+        }
+        return Frame.encode(
             Sharedstate_V1_ServerFrame.with {
                 $0.event = .with {
                     $0.watchID = watchID
@@ -55,18 +62,6 @@ enum WatchFrames {
                 }
             }
         )
-    }
-
-    /// The changes of `revision` that `watch` selects, each with the key's entry before it
-    /// (``CommittedRevision/previous``; unknown when the revision was published without them).
-    static func changesWithPrevious(of revision: CommittedRevision, selectedBy watch: WatchRegistry.Watch) -> ByteBuffer {
-        var changes: [Sharedstate_V1_Change] = []
-        for (index, change) in revision.changes.enumerated() where watch.selects(change.key) {
-            var wireChange = change.wireValue
-            (revision.previous?[index] ?? .unknown).wireFields(into: &wireChange)
-            changes.append(wireChange)
-        }
-        return Self.changes(changes, of: revision.encoded, watchID: watch.id)
     }
 
     /// A progress notice: the watch is current with `revision`.

@@ -6,6 +6,7 @@ in); syncctl and the climate examples are looked for next to it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 import sharedstate
+import sharedstate.aio
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 SYNCD_BINARY = Path(os.environ.get("SYNCD_BINARY") or REPOSITORY / ".build" / "debug" / "syncd")
@@ -155,3 +157,21 @@ def syncctl(daemon: Daemon, *arguments: str) -> subprocess.CompletedProcess[str]
     return subprocess.run(
         [str(binary("syncctl")), "--socket", daemon.socket, *arguments], capture_output=True, text=True, timeout=30
     )
+
+
+def next_changes(watch: sharedstate.Watch, timeout: float = 10) -> sharedstate.WatchBatch:
+    """The next batch that is not a progress notice."""
+    deadline = time.monotonic() + timeout
+    while True:
+        batch = watch.next_batch(timeout=max(0.01, deadline - time.monotonic()))
+        assert batch is not None, "the watch ended"
+        if batch.kind is not sharedstate.BatchKind.PROGRESS:
+            return batch
+
+
+async def next_changes_async(watch: sharedstate.aio.AsyncWatch, timeout: float = 10) -> sharedstate.WatchBatch:
+    """The next batch of an asyncio watch that is not a progress notice."""
+    while True:
+        batch = await asyncio.wait_for(watch.__anext__(), timeout)
+        if batch.kind is not sharedstate.BatchKind.PROGRESS:
+            return batch

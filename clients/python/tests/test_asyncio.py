@@ -12,7 +12,7 @@ import sharedstate
 import sharedstate.aio
 from sharedstate import BatchKind, Compare, ConnectionState, Put
 
-from .conftest import Daemon
+from .conftest import Daemon, next_changes_async
 
 T = TypeVar("T")
 
@@ -22,13 +22,6 @@ def run(scenario: Callable[[], Awaitable[T]], timeout: float = 60) -> T:
         return await asyncio.wait_for(scenario(), timeout)
 
     return asyncio.run(bounded())
-
-
-async def next_changes(watch: sharedstate.aio.AsyncWatch) -> sharedstate.WatchBatch:
-    while True:
-        batch = await asyncio.wait_for(watch.__anext__(), 10)
-        if batch.kind is not BatchKind.PROGRESS:
-            return batch
 
 
 def test_operations(daemon: Daemon) -> None:
@@ -95,7 +88,7 @@ def test_watch_snapshot_changes_and_a_timeout_that_loses_nothing(daemon: Daemon)
                         break
                     assert batch is not None and batch.kind is BatchKind.PROGRESS
                 put = await client.put("w/b", 2)
-                batch = await next_changes(watch)
+                batch = await next_changes_async(watch)
                 assert (batch.revision, batch.changes[0].key) == (put.revision, "w/b")
                 assert watch.latest_revision >= put.revision
             # Leaving the block cancelled the watch on syncd.
@@ -124,7 +117,7 @@ def test_a_watch_resumes_after_syncd_is_killed(daemon: Daemon) -> None:
             await client.wait_until(ConnectionState.CONNECTED, timeout=20)
             await states.aclose()
             after = [(await client.put("r/k", value)).revision for value in range(5, 10)]
-            seen = [(await next_changes(watch)) for _ in range(10)]
+            seen = [(await next_changes_async(watch)) for _ in range(10)]
             assert [batch.revision for batch in seen] == before + after
             assert [batch.changes[0].value for batch in seen] == list(range(10))
             watch.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Callable
 
 import pytest
@@ -14,19 +13,7 @@ import sharedstate
 import sharedstate.aio
 from sharedstate import BatchKind, ChangeOrigin, ChangeType, Compare, Delete, Put, Writer
 
-from .conftest import Daemon
-
-WatchBatch = sharedstate.WatchBatch
-
-
-def next_changes(watch: sharedstate.Watch, timeout: float = 10) -> WatchBatch:
-    """The next batch that is not a progress notice."""
-    deadline = time.monotonic() + timeout
-    while True:
-        batch = watch.next_batch(timeout=max(0.01, deadline - time.monotonic()))
-        assert batch is not None, "the watch ended"
-        if batch.kind is not BatchKind.PROGRESS:
-            return batch
+from .conftest import Daemon, next_changes, next_changes_async
 
 
 def test_history_names_the_writer_and_the_cause(connect: Callable[..., sharedstate.Client]) -> None:
@@ -126,12 +113,6 @@ def test_a_bad_cause_is_refused_before_sending(
 
 
 def test_asyncio_causes_history_and_watch(daemon: Daemon) -> None:
-    async def next_changes_async(watch: sharedstate.aio.AsyncWatch) -> WatchBatch:
-        while True:
-            batch = await asyncio.wait_for(watch.__anext__(), 10)
-            if batch.kind is not BatchKind.PROGRESS:
-                return batch
-
     async def scenario() -> None:
         async with sharedstate.aio.connect(daemon.socket, client_name="async-writer") as client:
             async with client.watch("a/") as watch:

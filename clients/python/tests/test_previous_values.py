@@ -11,8 +11,7 @@ import sharedstate
 import sharedstate.aio
 from sharedstate import UNKNOWN, BatchKind, ChangeType, Entry
 
-from .conftest import Daemon, eventually
-from .test_watch import next_changes
+from .conftest import Daemon, eventually, next_changes
 
 
 def test_live_changes_carry_the_entry_before_them(client: sharedstate.Client) -> None:

@@ -16,17 +16,7 @@ import pytest
 import sharedstate
 from sharedstate import BatchKind, ChangeType, WatchBatch
 
-from .conftest import Daemon, eventually
-
-
-def next_changes(watch: sharedstate.Watch, timeout: float = 10) -> WatchBatch:
-    """The next batch that is not a progress notice."""
-    deadline = time.monotonic() + timeout
-    while True:
-        batch = watch.next_batch(timeout=max(0.01, deadline - time.monotonic()))
-        assert batch is not None, "the watch ended"
-        if batch.kind is not BatchKind.PROGRESS:
-            return batch
+from .conftest import Daemon, eventually, next_changes
 
 
 def apply(state: dict[str, Any], batch: WatchBatch) -> None:
