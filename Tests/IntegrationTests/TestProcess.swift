@@ -105,21 +105,69 @@ final class ChildProcess {
 
     var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { exitStatus == nil }
+
+    /// The status the process exited with (its signal when a signal ended it), or nil while it runs.
+    ///
+    /// Foundation's `Process` on Linux learns of an exit when a socket the child inherited closes;
+    /// a process spawned meanwhile from another thread can inherit that socket too, and then the
+    /// exit goes unnoticed until that other process ends. So an exited child that Foundation has
+    /// not reaped is read from the kernel: a zombie's `/proc/PID/stat` holds its wait status.
+    var exitStatus: Int32? {
+        if !process.isRunning { return process.terminationStatus }
+        let fields = Self.statFields(process.processIdentifier)
+        // Field 3 is the state; field 52, the exit code in waitpid's form.
+        guard fields.count >= 50, fields[0] == "Z", let status = Int32(fields[49]) else { return nil }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+    }
+
+    /// The fields of `/proc/PID/stat` from the third (the state) on; empty when it cannot be read.
+    private static func statFields(_ pid: Int32) -> [Substring] {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let endOfName = stat.lastIndex(of: ")")
+        else { return [] }
+        return stat[stat.index(after: endOfName)...].split(whereSeparator: \.isWhitespace)
+    }
 
     /// Waits for the process to exit and returns its status; kills it and throws after `timeout`.
     @discardableResult
     func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        while true {
+            if let status = exitStatus { return status }
             if ContinuousClock.now > deadline {
-                process.interrupt()
+                let diagnosis = Self.diagnose(process.processIdentifier)
                 kill(process.processIdentifier, SIGKILL)
-                throw TestFailure("\(name) did not exit within \(timeout); stderr: \(stderr)")
+                throw TestFailure("\(name) did not exit within \(timeout); stderr: \(stderr)\n\(diagnosis)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        return process.terminationStatus
+    }
+
+    /// What a process that does not exit is doing: each thread's kernel wait channel, and each
+    /// thread's stack when gdb is installed.
+    private static func diagnose(_ pid: Int32) -> String {
+        func read(_ path: String) -> String {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        var lines = ["state \(statFields(pid).first ?? "?")"]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks.sorted() {
+            lines.append("thread \(task) \(read("/proc/\(pid)/task/\(task)/comm")): \(read("/proc/\(pid)/task/\(task)/wchan"))")
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
+            let gdb = Process()
+            gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+            gdb.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 25"]
+            let output = Pipe()
+            gdb.standardOutput = output
+            gdb.standardError = FileHandle.nullDevice
+            if (try? gdb.run()) != nil {
+                // Read to the end rather than wait for the exit, for the reason `exitStatus` gives.
+                lines.append(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 
     func signal(_ signal: Int32) {
@@ -127,10 +175,11 @@ final class ChildProcess {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        guard isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        // Not `waitUntilExit()`: it waits for Foundation to notice, which may take as long as another process lives.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while isRunning && ContinuousClock.now < deadline { usleep(1_000) }
     }
 }
 
