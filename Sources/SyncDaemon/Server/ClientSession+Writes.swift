@@ -1,19 +1,24 @@
+import Foundation
 import SharedStateWire
 
 /// Requests that write: checked here, queued, and handed to the engine together once per read
 /// (``submitQueuedWrites()``); answered when they commit.
 extension ClientSession {
-    /// Checks a put or a delete and queues it for the engine; it is answered when it commits.
-    func write(_ operation: Sharedstate_V1_Operation.OneOf_Kind, _ call: Call) throws(SharedStateError) -> Step {
-        let cause =
-            switch operation {
-            case .put(let put): put.cause
-            case .delete(let delete): delete.cause
-            }
-        try RequestRules.validateCause(cause)
-        let operation = try writeOperation(operation, limits: call.limits)
-        try requireWrite(operation.key, call.access)
-        queuedWrites.append((call.id, operation.request, cause))
+    /// Checks a put and queues it for the engine; it is answered when it commits.
+    func put(_ put: DecodedPut, _ call: Call) throws(SharedStateError) -> Step {
+        try RequestRules.validateCause(put.cause)
+        let operation = try putOperation(put.key, put.value, ifVersion: put.ifVersion, isEphemeral: put.isEphemeral, limits: call.limits)
+        try requireWrite(put.key, call.access)
+        queuedWrites.append((call.id, operation.request, put.cause))
+        return .next
+    }
+
+    /// Checks a delete and queues it for the engine; it is answered when it commits.
+    func delete(_ delete: Sharedstate_V1_DeleteRequest, _ call: Call) throws(SharedStateError) -> Step {
+        try RequestRules.validateCause(delete.cause)
+        let operation = try writeOperation(.delete(delete), limits: call.limits)
+        try requireWrite(delete.key, call.access)
+        queuedWrites.append((call.id, operation.request, delete.cause))
         return .next
     }
 
@@ -36,22 +41,24 @@ extension ClientSession {
     {
         switch operation {
         case .put(let put):
-            try KeyRules.validateKey(put.key, limits: limits)
-            do {
-                try ValueRules.validateValue(put.value, limits: limits)
-            } catch {
-                throw SharedStateError(error.code, "key \"\(put.key)\": \(error.message)")
-            }
-            return .put(
-                key: put.key,
-                value: put.value,
-                ifVersion: put.hasIfVersion ? put.ifVersion : nil,
-                ephemeralSession: ephemeralSession(put.ephemeral)
-            )
+            return try putOperation(
+                put.key, put.value, ifVersion: put.hasIfVersion ? put.ifVersion : nil, isEphemeral: put.ephemeral, limits: limits)
         case .delete(let delete):
             try KeyRules.validateKey(delete.key, limits: limits)
             return .delete(key: delete.key, ifVersion: delete.hasIfVersion ? delete.ifVersion : nil)
         }
+    }
+
+    private func putOperation(_ key: String, _ value: Data, ifVersion: UInt64?, isEphemeral: Bool, limits: Limits) throws(SharedStateError)
+        -> WriteRequest.WriteOperation
+    {
+        try KeyRules.validateKey(key, limits: limits)
+        do {
+            try ValueRules.validateValue(value, limits: limits)
+        } catch {
+            throw SharedStateError(error.code, "key \"\(key)\": \(error.message)")
+        }
+        return .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession(isEphemeral))
     }
 
     func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest, limits: Limits) throws(SharedStateError)

@@ -93,6 +93,9 @@ final class ClientSession {
 
     /// Handles one inbound frame.
     func receive(_ payload: ByteBuffer) -> Step {
+        if hasGreeted, let put = DecodedPut(frame: payload) {
+            return serve(put.requestID) { call throws(SharedStateError) in try self.put(put, call) }
+        }
         let frame: Sharedstate_V1_ClientFrame
         do {
             frame = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)
@@ -184,12 +187,11 @@ final class ClientSession {
     }
 
     private func handle(_ request: Sharedstate_V1_Request) -> Step {
-        let call = Call(id: request.id, limits: settings.limits, access: permissions)
-        do throws(SharedStateError) {
+        serve(request.id) { call throws(SharedStateError) in
             switch request.operation {
             case .get(let get): return try self.get(get, call)
-            case .put(let put): return try self.write(.put(put), call)
-            case .delete(let delete): return try self.write(.delete(delete), call)
+            case .put(let put): return try self.put(DecodedPut(put), call)
+            case .delete(let delete): return try self.delete(delete, call)
             case .transaction(let transaction): return try self.transaction(transaction, call)
             case .list(let list): return try self.list(list, call)
             case .watch(let watch): return try self.watch(watch, call)
@@ -207,6 +209,14 @@ final class ClientSession {
             case nil:
                 throw SharedStateError(.invalidArgument, "request \(call.id) names no operation")
             }
+        }
+    }
+
+    /// Runs request `id`'s operation; a failure is counted and answered.
+    private func serve(_ id: UInt64, _ operation: (Call) throws(SharedStateError) -> Step) -> Step {
+        let call = Call(id: id, limits: settings.limits, access: permissions)
+        do throws(SharedStateError) {
+            return try operation(call)
         } catch {
             engine.metrics.countError(error.code)
             respond(call.id) { $0.error = error.wireValue }

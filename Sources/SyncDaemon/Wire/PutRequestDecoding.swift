@@ -1,0 +1,164 @@
+import Foundation
+import NIOCore
+import SharedStateWire
+
+/// A client frame holding one put request, read straight from the frame's bytes: the request
+/// syncd receives most often, without SwiftProtobuf's generic decoding and the three messages it
+/// allocates for the frame, the request and the put.
+///
+/// It reads the shape clients send: each field at most once, no field it does not know. Anything
+/// else — another request, a field twice or unknown, a varint or a length that runs past the
+/// end, a string that is not UTF-8 — makes ``init(frame:)`` return nil, and SwiftProtobuf then
+/// decodes the frame or says what is wrong with it. `PutRequestDecodingTests` checks both agree.
+struct DecodedPut: Equatable {
+    var requestID: UInt64 = 0
+    var key = ""
+    var value = Data()
+    var ifVersion: UInt64?
+    var isEphemeral = false
+    var cause = ""
+
+    init(requestID: UInt64, key: String, value: Data, ifVersion: UInt64?, isEphemeral: Bool, cause: String) {
+        (self.requestID, self.key, self.value, self.ifVersion, self.isEphemeral, self.cause) = (
+            requestID, key, value, ifVersion, isEphemeral, cause
+        )
+    }
+
+    /// The put in `payload` (a `ClientFrame` whose `request` is a put), or nil for any other frame.
+    init?(frame payload: ByteBuffer) {
+        let decoded: DecodedPut? = payload.withUnsafeReadableBytes { bytes in
+            var frame = FieldReader(bytes)
+            // ClientFrame.request (2) and nothing else.
+            guard frame.nextTag() == Self.tag(2, .lengthDelimited), let request = frame.lengthDelimited(), frame.isAtEnd else {
+                return nil
+            }
+            return Self(request: request)
+        }
+        guard let decoded else { return nil }
+        self = decoded
+    }
+
+    private init?(request bytes: UnsafeRawBufferPointer) {
+        var request = FieldReader(bytes)
+        var seen = FieldSet()
+        var put: UnsafeRawBufferPointer?
+        while !request.isAtEnd {
+            guard let tag = request.nextTag(), seen.insert(tag) else { return nil }
+            switch tag {
+            case Self.tag(1, .varint):  // Request.id
+                guard let id = request.varint() else { return nil }
+                requestID = id
+            case Self.tag(3, .lengthDelimited):  // Request.put
+                guard let bytes = request.lengthDelimited() else { return nil }
+                put = bytes
+            default:
+                return nil
+            }
+        }
+        guard let put, readPut(put) else { return nil }
+    }
+
+    /// Reads a `PutRequest`'s fields into this value; false when it is not in the expected shape.
+    private mutating func readPut(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var put = FieldReader(bytes)
+        var seen = FieldSet()
+        while !put.isAtEnd {
+            guard let tag = put.nextTag(), seen.insert(tag) else { return false }
+            switch tag {
+            case Self.tag(1, .lengthDelimited):
+                guard let bytes = put.lengthDelimited(), let key = String(validating: bytes, as: UTF8.self) else { return false }
+                self.key = key
+            case Self.tag(2, .lengthDelimited):
+                guard let bytes = put.lengthDelimited() else { return false }
+                value = Data(bytes)
+            case Self.tag(3, .varint):
+                guard let version = put.varint() else { return false }
+                ifVersion = version
+            case Self.tag(4, .varint):
+                guard let flag = put.varint() else { return false }
+                isEphemeral = flag != 0
+            case Self.tag(5, .lengthDelimited):
+                guard let bytes = put.lengthDelimited(), let cause = String(validating: bytes, as: UTF8.self) else { return false }
+                self.cause = cause
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    private enum WireType: UInt8 {
+        case varint = 0
+        case lengthDelimited = 2
+    }
+
+    /// The one-byte key of field `number` (below 16) of `type`.
+    private static func tag(_ number: UInt8, _ type: WireType) -> UInt8 {
+        number << 3 | type.rawValue
+    }
+}
+
+/// The field numbers (below 16) a message has shown so far.
+private struct FieldSet {
+    private var bits: UInt16 = 0
+
+    /// Adds the field of `tag`; false when it was there already.
+    mutating func insert(_ tag: UInt8) -> Bool {
+        let bit = UInt16(1) << (tag >> 3)
+        defer { bits |= bit }
+        return bits & bit == 0
+    }
+}
+
+/// Reads protobuf fields from bytes; each read returns nil when the bytes end too soon.
+private struct FieldReader {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    /// The next field's key, when it fits in one byte (field numbers below 16), else nil.
+    mutating func nextTag() -> UInt8? {
+        guard offset < bytes.count, bytes[offset] < 0x80 else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// A base-128 varint of at most 10 bytes.
+    mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 70, by: 7) {
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
+            // The tenth byte holds the 64th bit and nothing more.
+            if shift == 63 && byte > 1 { return nil }
+            value |= UInt64(byte & 0x7f) << UInt64(shift)
+            if byte < 0x80 { return value }
+        }
+        return nil
+    }
+
+    /// A length-delimited field's contents, in place.
+    mutating func lengthDelimited() -> UnsafeRawBufferPointer? {
+        guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
+        let start = offset
+        offset += Int(length)
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+    }
+}
+
+extension DecodedPut {
+    /// The put SwiftProtobuf decoded, when ``init(frame:)`` left the frame to it.
+    init(_ put: Sharedstate_V1_PutRequest) {
+        key = put.key
+        value = put.value
+        ifVersion = put.hasIfVersion ? put.ifVersion : nil
+        isEphemeral = put.ephemeral
+        cause = put.cause
+    }
+}
