@@ -153,7 +153,8 @@ private struct FieldReader {
 }
 
 extension DecodedPut {
-    /// The put SwiftProtobuf decoded, when ``init(frame:)`` left the frame to it.
+    /// The put SwiftProtobuf decoded, when ``init(frame:)`` left the frame to it; the request's id
+    /// stays with the request.
     init(_ put: Sharedstate_V1_PutRequest) {
         key = put.key
         value = put.value
