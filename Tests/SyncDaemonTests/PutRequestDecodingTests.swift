@@ -21,9 +21,7 @@ import Testing
         guard let frame = try? Sharedstate_V1_ClientFrame(serializedBytes: bytes),
             case .request(let request) = frame.kind, case .put(let put) = request.operation
         else { return nil }
-        var decoded = DecodedPut(put)
-        decoded.requestID = request.id
-        return decoded
+        return DecodedPut(put, requestID: request.id)
     }
 
     @Test func readsEveryShapeOfPutAsSwiftProtobufDoes() throws {

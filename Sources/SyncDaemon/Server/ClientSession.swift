@@ -190,7 +190,7 @@ final class ClientSession {
         serve(request.id) { call throws(SharedStateError) in
             switch request.operation {
             case .get(let get): return try self.get(get, call)
-            case .put(let put): return try self.put(DecodedPut(put), call)
+            case .put(let put): return try self.put(DecodedPut(put, requestID: request.id), call)
             case .delete(let delete): return try self.delete(delete, call)
             case .transaction(let transaction): return try self.transaction(transaction, call)
             case .list(let list): return try self.list(list, call)

@@ -19,9 +19,12 @@ struct DecodedPut: Equatable {
     var cause = ""
 
     init(requestID: UInt64, key: String, value: Data, ifVersion: UInt64?, isEphemeral: Bool, cause: String) {
-        (self.requestID, self.key, self.value, self.ifVersion, self.isEphemeral, self.cause) = (
-            requestID, key, value, ifVersion, isEphemeral, cause
-        )
+        self.requestID = requestID
+        self.key = key
+        self.value = value
+        self.ifVersion = ifVersion
+        self.isEphemeral = isEphemeral
+        self.cause = cause
     }
 
     /// The put in `payload` (a `ClientFrame` whose `request` is a put), or nil for any other frame.
@@ -153,13 +156,11 @@ private struct FieldReader {
 }
 
 extension DecodedPut {
-    /// The put SwiftProtobuf decoded, when ``init(frame:)`` left the frame to it; the request's id
-    /// stays with the request.
-    init(_ put: Sharedstate_V1_PutRequest) {
-        key = put.key
-        value = put.value
-        ifVersion = put.hasIfVersion ? put.ifVersion : nil
-        isEphemeral = put.ephemeral
-        cause = put.cause
+    /// The put of request `requestID` as SwiftProtobuf decoded it, when ``init(frame:)`` left the
+    /// frame to it.
+    init(_ put: Sharedstate_V1_PutRequest, requestID: UInt64) {
+        self.init(
+            requestID: requestID, key: put.key, value: put.value, ifVersion: put.hasIfVersion ? put.ifVersion : nil,
+            isEphemeral: put.ephemeral, cause: put.cause)
     }
 }
