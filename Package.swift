@@ -29,6 +29,10 @@ let package = Package(
         // Already built for swift-identified-collections; named so inlinable reducers may use OrderedSet.
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
+        // syncd's etcd backend (issue 13) speaks etcd's v3 API, which is gRPC over HTTP/2.
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
     ],
     targets: [
         // The wire protocol: generated messages, framing, and the rules for keys and values that
@@ -91,6 +95,18 @@ let package = Package(
             name: "climate-panel",
             dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/climate-panel"
+        ),
+        // A client of etcd's v3 API: the code generated from etcd's .proto files, and the calls
+        // syncd's etcd backend makes, with failover between a cluster's endpoints.
+        .target(
+            name: "EtcdClient",
+            dependencies: [
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // syncd's logic, as a library so tests can run it in-process.
         .target(
@@ -161,6 +177,6 @@ let package = Package(
             name: "ClimateFeaturesTests",
             dependencies: ["ClimateFeatures", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient", "EtcdClient"]),
     ]
 )

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real etcd cluster on loopback for one test: `size` members, each with its own data
+/// directory and ports in the test's scratch directory; killed when released.
+final class EtcdCluster {
+    /// Where Debian's etcd-server puts the binary; `.ci/run` installs it.
+    static let binary = "/usr/bin/etcd"
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+
+    struct Member {
+        var name: String
+        var clientPort: Int
+        var peerPort: Int
+        var clientURL: String { "http://127.0.0.1:\(clientPort)" }
+        var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+    }
+
+    let scratch: Scratch
+    let members: [Member]
+    private let token = "test-\(UUID().uuidString.prefix(8))"
+    private(set) var processes: [ChildProcess?]
+
+    /// Starts the members and waits until the cluster has a leader and takes writes.
+    init(size: Int = 3, scratch: Scratch) async throws {
+        guard Self.isInstalled else {
+            throw TestFailure("etcd is not installed at \(Self.binary): apt-get install -y etcd-server (.ci/run does)")
+        }
+        self.scratch = scratch
+        let ports = try Self.freePorts(2 * size)
+        members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
+        processes = Array(repeating: nil, count: size)
+        for index in members.indices { try start(index) }
+        try await waitUntilHealthy()
+    }
+
+    /// The members' client URLs, comma-separated, as `--etcd-endpoints` takes them.
+    var endpoints: String { members.map(\.clientURL).joined(separator: ",") }
+
+    /// Starts member `index` again (with the data it had), after ``kill(_:)`` or ``stop(_:)``.
+    func start(_ index: Int) throws {
+        let member = members[index]
+        let initialCluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
+        processes[index] = try ChildProcess(
+            Self.binary,
+            [
+                "--name", member.name, "--data-dir", scratch.file("etcd-\(member.name)"),
+                "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
+                "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
+                "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
+                "--initial-cluster-token", token,
+                // Quick elections, so a killed leader is replaced within a second or so.
+                "--heartbeat-interval", "50", "--election-timeout", "500",
+                "--log-level", "warn", "--logger", "zap",
+            ],
+            scratch: scratch, name: "etcd-\(member.name)")
+    }
+
+    /// SIGKILLs member `index`.
+    func kill(_ index: Int) async throws {
+        guard let process = processes[index] else { return }
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
+        processes[index] = nil
+    }
+
+    /// SIGKILLs every member.
+    func killAll() async throws {
+        for index in members.indices { try await kill(index) }
+    }
+
+    /// The index of the member that leads, read with etcdctl from the members that answer.
+    func leaderIndex() async throws -> Int {
+        for (index, process) in processes.enumerated() where process != nil {
+            let result = try await etcdctl(["--endpoints", members[index].clientURL, "endpoint", "status", "-w", "json"])
+            guard result.status == 0, let data = result.stdout.data(using: .utf8),
+                let statuses = try JSONSerialization.jsonObject(with: data) as? [[String: Any]],
+                let status = statuses.first?["Status"] as? [String: Any],
+                let leader = (status["leader"] as? NSNumber)?.uint64Value,
+                let header = status["header"] as? [String: Any],
+                let member = (header["member_id"] as? NSNumber)?.uint64Value
+            else { continue }
+            if leader == member { return index }
+        }
+        throw TestFailure("no member of the etcd cluster says it leads")
+    }
+
+    /// Waits until every running member answers `endpoint health`.
+    func waitUntilHealthy(timeout: Duration = .seconds(30)) async throws {
+        let running = members.indices.filter { processes[$0] != nil }.map { members[$0].clientURL }.joined(separator: ",")
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let result = try await etcdctl(["--endpoints", running, "endpoint", "health"])
+            if result.status == 0 { return }
+            if ContinuousClock.now > deadline {
+                let logs = processes.compactMap { $0?.stderr.suffix(2_000) }.joined(separator: "\n---\n")
+                throw TestFailure("the etcd cluster was not healthy within \(timeout): \(result.stderr)\n\(logs)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Runs etcdctl (v3 API) and waits for it.
+    func etcdctl(_ arguments: [String]) async throws -> SyncctlResult {
+        var environment = ProcessInfo.processInfo.environment
+        environment["ETCDCTL_API"] = "3"
+        let child = try ChildProcess(
+            "/usr/bin/etcdctl", ["--dial-timeout", "1s", "--command-timeout", "2s"] + arguments, scratch: scratch,
+            name: "etcdctl", environment: environment)
+        let status = try await child.waitForExit()
+        return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
+    }
+
+    /// `count` TCP ports on loopback that were free a moment ago.
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        var descriptors: [Int32] = []
+        defer { for descriptor in descriptors { close(descriptor) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            descriptors.append(descriptor)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                    bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+                }
+            }
+            guard bound else { throw TestFailure("could not find a free port: errno \(errno)") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+}
