@@ -104,6 +104,7 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -113,6 +114,7 @@ let package = Package(
             name: "SyncDaemon",
             dependencies: [
                 "SharedStateWire",
+                "EtcdClient",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -177,6 +179,6 @@ let package = Package(
             name: "ClimateFeaturesTests",
             dependencies: ["ClimateFeatures", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient", "EtcdClient"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient", "EtcdClient", "SyncDaemon"]),
     ]
 )

@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
 import Logging
+import NIOCore
 import Synchronization
 
 /// A client of an etcd v3 cluster over gRPC, with failover between the cluster's endpoints.
@@ -41,8 +42,13 @@ public final class EtcdClient: Sendable {
         self.logger = logger
         var config = HTTP2ClientTransport.Posix.Config.defaults
         // A member that stops answering is noticed within seconds, not at the next TCP timeout.
-        config.connection.keepalive = .init(time: .seconds(2), timeout: .seconds(2), allowWithoutCalls: true)
+        // etcd closes a connection that pings more often than every 5 s, or pings with no call
+        // open (its --grpc-keepalive-min-time and gRPC's enforcement policy).
+        config.connection.keepalive = .init(time: .seconds(10), timeout: .seconds(5), allowWithoutCalls: false)
         config.backoff = .init(initial: .milliseconds(100), max: .seconds(1), multiplier: 1.6, jitter: 0.2)
+        config.channelDebuggingCallbacks.onCreateTCPConnection = { channel in
+            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PingAnswering(), position: .first) }
+        }
         clients = try endpoints.map { endpoint in
             GRPCClient(
                 transport: try HTTP2ClientTransport.Posix(

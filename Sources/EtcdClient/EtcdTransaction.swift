@@ -37,6 +37,9 @@ public struct EtcdTransaction: Sendable, Equatable {
         case delete(key: Data, rangeEnd: Data? = nil)
         /// Reads `key`, or with `rangeEnd` every key in `[key, rangeEnd)`.
         case range(key: Data, rangeEnd: Data? = nil)
+        /// A transaction inside this one, at the same revision: its compares see the state as
+        /// this transaction's compares did.
+        indirect case transaction(EtcdTransaction)
     }
 
     public var compares: [Compare]
@@ -67,6 +70,8 @@ public struct EtcdTransaction: Sendable, Equatable {
         case delete(deleted: [EtcdKeyValue])
         /// A read: the entries found.
         case range(entries: [EtcdKeyValue])
+        /// A nested transaction: what it did.
+        indirect case transaction(Outcome)
     }
 
     var wireValue: Etcdserverpb_TxnRequest {
@@ -132,6 +137,8 @@ extension EtcdTransaction.Operation {
                     $0.key = key
                     if let rangeEnd { $0.rangeEnd = rangeEnd }
                 }
+            case .transaction(let nested):
+                $0.requestTxn = nested.wireValue
             }
         }
     }
@@ -146,7 +153,8 @@ extension EtcdTransaction.Outcome {
                 case .responsePut(let put): .put(previous: put.hasPrevKv ? EtcdKeyValue(put.prevKv) : nil)
                 case .responseDeleteRange(let delete): .delete(deleted: delete.prevKvs.map(EtcdKeyValue.init))
                 case .responseRange(let range): .range(entries: range.kvs.map(EtcdKeyValue.init))
-                case .responseTxn, nil: .range(entries: [])
+                case .responseTxn(let nested): .transaction(EtcdTransaction.Outcome(nested))
+                case nil: .range(entries: [])
                 }
             })
     }

@@ -55,7 +55,7 @@ final class EtcdCluster {
                 "--initial-cluster-token", token,
                 // Quick elections, so a killed leader is replaced within a second or so.
                 "--heartbeat-interval", "50", "--election-timeout", "500",
-                "--log-level", "warn", "--logger", "zap",
+                "--log-level", ProcessInfo.processInfo.environment["TEST_ETCD_LOG_LEVEL"] ?? "warn", "--logger", "zap",
             ],
             scratch: scratch, name: "etcd-\(member.name)")
     }
