@@ -34,8 +34,9 @@ public final class EtcdClient: Sendable {
     /// Creates a client; nothing connects before ``run()`` runs and a call is made.
     ///
     /// - Parameter callTimeout: How long a unary call waits for its endpoint before trying the
-    ///   next one. etcd answers within its election timeout (1 s by default) even without a leader.
-    public init(endpoints: [EtcdEndpoint], callTimeout: Duration = .seconds(3), logger: Logger = Logger(label: "etcd")) throws {
+    ///   next one. etcd answers within its election timeout (1 s by default) even without a leader,
+    ///   but a write waits for the quorum's disks; etcdctl waits 5 s too.
+    public init(endpoints: [EtcdEndpoint], callTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "etcd")) throws {
         precondition(!endpoints.isEmpty, "an etcd client needs at least one endpoint")
         self.endpoints = endpoints
         self.callTimeout = callTimeout

@@ -98,7 +98,7 @@ struct EtcdClientTests {
     func killingTheMemberInUseMovesCallsAndTheWatchToTheNextWithNoGap() async throws {
         let scratch = try Scratch()
         let cluster = try await EtcdCluster(scratch: scratch)
-        let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints), callTimeout: .seconds(2))
+        let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await etcd.run() }
             defer { etcd.shutDown() }

@@ -21,6 +21,9 @@ final class EtcdCluster {
     }
 
     let scratch: Scratch
+    /// The members' data, on tmpfs: etcd syncs every commit to disk, which on a shared machine
+    /// under a full test run took seconds; what is tested here is the protocol, not the disk.
+    let dataDirectory = "/dev/shm/etcd-test-\(UUID().uuidString.prefix(8))"
     let members: [Member]
     private let token = "test-\(UUID().uuidString.prefix(8))"
     private(set) var processes: [ChildProcess?]
@@ -48,7 +51,7 @@ final class EtcdCluster {
         processes[index] = try ChildProcess(
             Self.binary,
             [
-                "--name", member.name, "--data-dir", scratch.file("etcd-\(member.name)"),
+                "--name", member.name, "--data-dir", dataDirectory + "/" + member.name,
                 "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
                 "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
                 "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
@@ -58,6 +61,11 @@ final class EtcdCluster {
                 "--log-level", ProcessInfo.processInfo.environment["TEST_ETCD_LOG_LEVEL"] ?? "warn", "--logger", "zap",
             ],
             scratch: scratch, name: "etcd-\(member.name)")
+    }
+
+    deinit {
+        processes = []  // each is killed as it goes
+        try? FileManager.default.removeItem(atPath: dataDirectory)
     }
 
     /// SIGKILLs member `index`.
