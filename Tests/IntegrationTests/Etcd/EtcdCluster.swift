@@ -11,6 +11,10 @@ final class EtcdCluster {
     /// Where Debian's etcd-server puts the binary; `.ci/run` installs it.
     static let binary = "/usr/bin/etcd"
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
+    /// The etcd suites run on their own, after the rest (`.ci/run` sets SHAREDSTATE_ETCD_TESTS=1
+    /// for that run): inside the whole parallel suite on two cores, a first call to a new cluster
+    /// timed out, which is not yet understood (issue 13's note).
+    static var isEnabled: Bool { ProcessInfo.processInfo.environment["SHAREDSTATE_ETCD_TESTS"] == "1" }
 
     struct Member {
         var name: String

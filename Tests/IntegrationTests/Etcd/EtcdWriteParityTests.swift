@@ -11,7 +11,7 @@ import Testing
 /// of syncd's.
 @Suite(.timeLimit(.minutes(2)))
 struct EtcdWriteParityTests {
-    @Test(.enabled(if: EtcdCluster.isInstalled || CI.isRunning))
+    @Test(.enabled(if: EtcdCluster.isEnabled))
     func requestsDoOnEtcdWhatTheyDoInSyncd() async throws {
         let scratch = try Scratch()
         let cluster = try await EtcdCluster(size: 1, scratch: scratch)
