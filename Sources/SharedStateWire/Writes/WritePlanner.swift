@@ -47,13 +47,7 @@ package enum WritePlanner {
             return Plan(outcome: .delete(revision: revision), changes: [change])
 
         case .transaction(let compares, let onSuccess, let onFailure):
-            // Both branches are checked, so a malformed transaction fails whatever the state.
-            for branch in [onSuccess, onFailure] {
-                var seen = Set<String>()
-                for operation in branch where !seen.insert(operation.key).inserted {
-                    throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once in one branch")
-                }
-            }
+            try checkBranches(onSuccess, onFailure)
             let succeeded = compares.allSatisfy { holds($0, current: entry($0.key)) }
             let operations = succeeded ? onSuccess : onFailure
             // Deleting a missing key inside a transaction is a no-op, so a transaction can say
@@ -147,10 +141,29 @@ package enum WritePlanner {
         guard let ifVersion else { return }
         let version = current?.version ?? 0
         guard version == ifVersion else {
-            let expected = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
-            let actual = version == 0 ? "it does not exist" : "it is at version \(version)"
-            throw SharedStateError(.conflict, "key \"\(key)\" was expected \(expected), but \(actual)")
+            throw versionConflict(key: key, expected: ifVersion, actual: version)
         }
+    }
+
+    /// Refuses a transaction that writes one key twice in a branch. Both branches are checked,
+    /// so a malformed transaction fails whatever the state.
+    package static func checkBranches(
+        _ onSuccess: [WriteRequest.WriteOperation], _ onFailure: [WriteRequest.WriteOperation]
+    ) throws(SharedStateError) {
+        for branch in [onSuccess, onFailure] {
+            var seen = Set<String>()
+            for operation in branch where !seen.insert(operation.key).inserted {
+                throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once in one branch")
+            }
+        }
+    }
+
+    /// The `conflict` of a write that expected `key` at version `expected` (0: not to exist) and
+    /// found it at `actual`.
+    package static func versionConflict(key: String, expected: UInt64, actual: UInt64) -> SharedStateError {
+        let expectation = expected == 0 ? "not to exist" : "to be at version \(expected)"
+        let found = actual == 0 ? "it does not exist" : "it is at version \(actual)"
+        return SharedStateError(.conflict, "key \"\(key)\" was expected \(expectation), but \(found)")
     }
 
     private static func holds(_ compare: WriteRequest.Compare, current: Entry?) -> Bool {

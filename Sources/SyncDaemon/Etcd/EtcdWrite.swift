@@ -73,12 +73,7 @@ struct EtcdWrite: Sendable {
             }
 
         case .transaction(let compares, let onSuccess, let onFailure):
-            for branch in [onSuccess, onFailure] {
-                var seen = Set<String>()
-                for operation in branch where !seen.insert(operation.key).inserted {
-                    throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once in one branch")
-                }
-            }
+            try WritePlanner.checkBranches(onSuccess, onFailure)
             let success = Self.branch(onSuccess, in: space, lease: lease)
             let failure = Self.branch(onFailure, in: space, lease: lease)
             transaction = EtcdTransaction(
@@ -143,9 +138,7 @@ struct EtcdWrite: Sendable {
     private static func conflict(_ key: String, expected: UInt64, _ read: EtcdTransaction.Result?) -> SharedStateError {
         var version: Int64 = 0
         if case .range(let entries) = read { version = entries.first?.version ?? 0 }
-        let expectation = expected == 0 ? "not to exist" : "to be at version \(expected)"
-        let actual = version == 0 ? "it does not exist" : "it is at version \(version)"
-        return SharedStateError(.conflict, "key \"\(key)\" was expected \(expectation), but \(actual)")
+        return WritePlanner.versionConflict(key: key, expected: expected, actual: UInt64(version))
     }
 
     private static func unexpected(_ etcd: EtcdTransaction.Outcome) -> SharedStateError {

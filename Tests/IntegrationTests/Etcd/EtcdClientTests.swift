@@ -29,12 +29,7 @@ struct EtcdClientTests {
 
     @Test(.enabled(if: EtcdCluster.isEnabled))
     func transactionsWatchesLeasesAndCompaction() async throws {
-        let scratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: scratch)
-        let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await etcd.run() }
-            defer { etcd.shutDown() }
+        try await withEtcd { _, etcd in
             let key = Data("t/counter".utf8)
 
             // A compare on version 0 means "must not exist": the first create wins, the second fails.
@@ -96,12 +91,7 @@ struct EtcdClientTests {
 
     @Test(.enabled(if: EtcdCluster.isEnabled))
     func killingTheMemberInUseMovesCallsAndTheWatchToTheNextWithNoGap() async throws {
-        let scratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: scratch)
-        let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await etcd.run() }
-            defer { etcd.shutDown() }
+        try await withEtcd { cluster, etcd in
             let key = Data("f/n".utf8)
             let start = try await etcd.status().revision + 1
 

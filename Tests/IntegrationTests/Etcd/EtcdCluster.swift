@@ -1,3 +1,4 @@
+import EtcdClient
 import Foundation
 import Testing
 
@@ -149,5 +150,18 @@ final class EtcdCluster {
             ports.append(Int(UInt16(bigEndian: address.sin_port)))
         }
         return ports
+    }
+}
+
+/// Starts a cluster of `size` members and a client of it (with its connections running), runs
+/// `body`, then closes the client and kills the cluster.
+func withEtcd(size: Int = 3, _ body: (EtcdCluster, EtcdClient) async throws -> Void) async throws {
+    let scratch = try Scratch()
+    let cluster = try await EtcdCluster(size: size, scratch: scratch)
+    let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
+    try await withThrowingDiscardingTaskGroup { group in
+        group.addTask { try await etcd.run() }
+        defer { etcd.shutDown() }
+        try await body(cluster, etcd)
     }
 }

@@ -13,13 +13,8 @@ import Testing
 struct EtcdWriteParityTests {
     @Test(.enabled(if: EtcdCluster.isEnabled))
     func requestsDoOnEtcdWhatTheyDoInSyncd() async throws {
-        let scratch = try Scratch()
-        let cluster = try await EtcdCluster(size: 1, scratch: scratch)
-        let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
         let space = try EtcdKeySpace(prefix: "/parity/")
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await etcd.run() }
-            defer { etcd.shutDown() }
+        try await withEtcd(size: 1) { cluster, etcd in
             var model = PlannerModel()
             var generator = SplitMix(seed: 0x5eed_e7cd)
             let requests = Self.scripted + (0..<400).map { _ in Self.randomRequest(&generator) }
