@@ -59,20 +59,33 @@ public final class Daemon: Sendable {
         let lock = try InstanceLock(databasePath: databasePath)
         // Released last, after the database is closed and the socket removed.
         defer { withExtendedLifetime(lock) {} }
-        let storage = try Storage(path: databasePath, durability: configuration.durability)
-        defer {
-            do { try storage.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
-        }
-        let engine = try StateEngine(
-            storage: storage,
-            configuration: .init(
-                retainedRevisions: configuration.retainedRevisions,
-                retainedDuration: configuration.retainedDuration,
-                progressInterval: configuration.progressInterval
-            ),
-            logger: logger
+        let engineConfiguration = StateEngine.Configuration(
+            retainedRevisions: configuration.retainedRevisions,
+            retainedDuration: configuration.retainedDuration,
+            progressInterval: configuration.progressInterval
         )
-        try engine.expireEphemeralKeysOfPreviousRun()
+        let engine: StateEngine
+        var storage: Storage?
+        switch configuration.backend {
+        case .sqlite:
+            let opened = try Storage(path: databasePath, durability: configuration.durability)
+            storage = opened
+            let backend = SQLiteBackend(storage: opened, logger: logger)
+            engine = StateEngine(backend: backend, state: try backend.load(), configuration: engineConfiguration, logger: logger)
+            try backend.expireEphemeralKeysOfPreviousRun(in: engine)
+        case .etcd(let etcd):
+            do {
+                let backend = try EtcdBackend(
+                    configuration: .init(etcd, retainedRevisions: configuration.retainedRevisions), logger: logger)
+                engine = StateEngine(backend: backend, state: try await backend.load(), configuration: engineConfiguration, logger: logger)
+            } catch {
+                let message = (error as? SharedStateError)?.message ?? "\(error)"
+                throw DaemonStartError("\(message) (--etcd-endpoints \(etcd.endpoints.joined(separator: ",")))")
+            }
+        }
+        defer {
+            do { try storage?.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
+        }
         TransferStore.removeLeftovers(in: (databasePath as NSString).deletingLastPathComponent)
 
         let listener: SocketServer.Listener
@@ -90,7 +103,7 @@ public final class Daemon: Sendable {
 
         let notifier = SystemdNotifier(environment: environment)
         let server = makeServer(
-            listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine, storage: storage
+            listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine
         ) {
             let revision = engine.revision
             self.logger.notice(
@@ -124,8 +137,10 @@ public final class Daemon: Sendable {
         // its connections, then the engine commits what is queued.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: engine), .init(service: server), .init(service: systemd),
-            .init(service: CheckpointService(storage: storage, interval: .milliseconds(500), logger: logger)),
         ]
+        if let storage {
+            services.append(.init(service: CheckpointService(storage: storage, interval: .milliseconds(500), logger: logger)))
+        }
         if let address = configuration.metricsAddress {
             let metrics = try MetricsHTTPServer(address: address, text: { [weak server] in server?.metricsText ?? "" }, logger: logger)
             services.append(.init(service: metrics))
@@ -146,7 +161,6 @@ public final class Daemon: Sendable {
         listener: SocketServer.Listener,
         socketGroup: gid_t?,
         engine: StateEngine,
-        storage: Storage,
         onListening: @escaping @Sendable () -> Void
     ) -> SocketServer {
         let databasePath = configuration.databasePath
@@ -169,10 +183,13 @@ public final class Daemon: Sendable {
                     $0.clients = UInt64(clients)
                     $0.watches = UInt64(statistics.watches)
                     $0.compactedRevision = statistics.compactedRevision
-                    $0.databaseBytes = storage.fileSize
+                    $0.databaseBytes = statistics.backend.bytes
                     $0.uptimeSeconds = Self.seconds(ContinuousClock.now - startTime)
                     $0.serverVersion = WireProtocol.softwareVersion
-                    $0.databasePath = databasePath
+                    $0.databasePath = statistics.backend.location
+                    $0.backend = statistics.backend.name
+                    $0.backendRevision = statistics.backend.sourceRevision
+                    $0.staleSince = statistics.backend.staleSince ?? 0
                 }
             },
             metrics: { clients in
@@ -181,7 +198,7 @@ public final class Daemon: Sendable {
                     .init(
                         keys: statistics.keys, connections: clients, watches: statistics.watches,
                         revision: statistics.revision, compactedRevision: statistics.compactedRevision,
-                        databaseBytes: storage.databaseFileSize, writeAheadLogBytes: storage.writeAheadLogSize))
+                        databaseBytes: statistics.backend.databaseBytes, writeAheadLogBytes: statistics.backend.writeAheadLogBytes))
             },
             onListening: onListening
         )

@@ -14,6 +14,10 @@ struct JSONObject {
         adding(name, String(value))
     }
 
+    func bool(_ name: String, _ value: Bool) -> JSONObject {
+        adding(name, value ? "true" : "false")
+    }
+
     func number(_ name: String, _ value: Double) -> JSONObject {
         adding(name, String(format: "%.3f", value))
     }

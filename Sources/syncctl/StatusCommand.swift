@@ -1,10 +1,16 @@
 import ArgumentParser
+import Foundation
 import SyncClient
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the revision, keys, clients, watches, compacted revision, database size and uptime."
+        abstract: "Show the backend, revision, keys, clients, watches, compacted revision, database size and uptime.",
+        discussion: """
+            With the etcd backend, it also shows the etcd endpoint in use, the newest revision etcd \
+            reported, whether this syncd has applied it (caught up), and since when it has been unable \
+            to reach etcd, if it is (stale: reads then serve the last state it applied).
+            """
     )
 
     @OptionGroup var options: GlobalOptions
@@ -12,9 +18,21 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try await options.connect()
         let status = try await CommandFailure.exitOnError { try await client.status() }
+        let isEtcd = status.backend == "etcd"
+        let staleSince = status.staleSince
         if options.json {
+            var object = JSONObject()
+                .string("backend", status.backend.isEmpty ? "sqlite" : status.backend)
+            if isEtcd {
+                object =
+                    object
+                    .string("etcdEndpoint", status.databasePath)
+                    .number("etcdRevision", status.backendRevision)
+                    .bool("caughtUp", status.revision >= status.backendRevision && staleSince == nil)
+                if let staleSince { object = object.number("staleSince", staleSince.timeIntervalSince1970) }
+            }
             print(
-                JSONObject()
+                object
                     .number("revision", status.revision)
                     .number("keys", status.keys)
                     .number("clients", status.clients)
@@ -23,15 +41,32 @@ struct StatusCommand: AsyncParsableCommand {
                     .number("databaseBytes", status.databaseBytes)
                     .number("uptimeSeconds", status.uptimeSeconds)
                     .string("version", status.serverVersion)
-                    .string("database", status.databasePath)
+                    .string(isEtcd ? "etcd" : "database", status.databasePath)
                     .string("socket", client.socketPath)
                     .rendered
             )
         } else {
+            let backend: String
+            if isEtcd {
+                let state =
+                    if let staleSince {
+                        "stale since \(staleSince.formatted(.iso8601)) (\(Int(Date().timeIntervalSince(staleSince))) s): etcd is unreachable"
+                    } else if status.revision >= status.backendRevision {
+                        "caught up"
+                    } else {
+                        "catching up (etcd is at \(status.backendRevision))"
+                    }
+                backend = """
+                    backend:            etcd, endpoint \(status.databasePath)
+                    etcd revision:      \(status.backendRevision), \(state)
+                    """
+            } else {
+                backend = "database:           \(status.databasePath) (\(status.databaseBytes) bytes)"
+            }
             print(
                 """
                 socket:             \(client.socketPath)
-                database:           \(status.databasePath) (\(status.databaseBytes) bytes)
+                \(backend)
                 revision:           \(status.revision)
                 compacted revision: \(status.compactedRevision)
                 keys:               \(status.keys)

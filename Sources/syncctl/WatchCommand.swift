@@ -61,7 +61,9 @@ struct WatchCommand: AsyncParsableCommand {
         do {
             for try await batch in stream {
                 // The changes of one revision name their writer; a snapshot or resync, none.
-                let origin = batch.kind == .changes ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
+                // Session 0 without a cause: a revision whose writer is not known (etcd does not keep it).
+                let isKnown = batch.writerSession != 0 || !batch.cause.isEmpty
+                let origin = batch.kind == .changes && isKnown ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
                 for change in batch.changes {
                     let patch = diff && batch.kind != .snapshot ? DiffLines.diff(of: change) : nil
                     print(ChangeLine.render(change, json: options.json, origin: origin, patch: patch))

@@ -66,6 +66,18 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "Seconds between progress notices to idle watches.")
     var progressInterval: Double = 5
 
+    @Option(help: "Where the state is kept: sqlite (a database on this host, the default) or etcd (a cluster shared by several hosts).")
+    var backend: String?
+
+    @Option(help: "With --backend etcd: the cluster's client URLs, comma-separated (http://HOST:PORT).")
+    var etcdEndpoints: String?
+
+    @Option(help: "With --backend etcd: the prefix of syncd's keys in etcd. Default: /sharedstate/.")
+    var etcdPrefix: String?
+
+    @Option(help: "With --backend etcd: seconds a dead host's ephemeral keys outlive it (its sessions' lease TTL). Default: 5.")
+    var etcdLeaseTtl: Int?
+
     func validate() throws {
         if !(retainSeconds >= 0 && retainSeconds <= 100 * 365 * 86_400) {
             throw ValidationError("--retain-seconds must be between 0 (keep any age) and a century")
@@ -94,6 +106,10 @@ struct SyncdCommand: AsyncParsableCommand {
         configuration.retainedDuration = retainSeconds > 0 ? .milliseconds(Int64(retainSeconds * 1000)) : nil
         configuration.progressInterval = .milliseconds(Int64(progressInterval * 1000))
         do {
+            let file = try configuration.configurationFilePath.map { path throws(DaemonStartError) in try ConfigurationFile.load(path: path)
+            }
+            configuration.backend = try BackendConfiguration.resolve(
+                name: backend, endpoints: etcdEndpoints, prefix: etcdPrefix, leaseTTLSeconds: etcdLeaseTtl, file: file)
             let settings = try configuration.makeSettings()
             let isJournal = JournalLogHandler.isStandardErrorJournal(environment: environment)
             LoggingSystem.bootstrap { label in

@@ -29,7 +29,7 @@ import Testing
               "loglevel": "debug"
             }
             """,
-            #"line 2: unknown field "loglevel" (allowed: logLevel, limits)"#
+            #"line 2: unknown field "loglevel" (allowed: logLevel, limits, backend, etcd)"#
         ),
         (
             """

@@ -270,7 +270,7 @@ extension Result where Failure == SharedStateError {
         }
         let storage = try Storage(path: path, durability: .normal)
         let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
-        try engine.expireEphemeralKeysOfPreviousRun()
+        try (engine.backend as! SQLiteBackend).expireEphemeralKeysOfPreviousRun(in: engine)
         #expect(engine.entry("presence/a").entry == nil)
         #expect(engine.entry("kept").entry != nil)
         #expect(engine.revision == 3)

@@ -214,7 +214,7 @@ import Testing
     }
 }
 
-extension Storage.LoadedState {
+extension StartingState {
     /// The loaded entries as the wire knows them, to compare.
     var plainEntries: [String: Entry] {
         Dictionary(uniqueKeysWithValues: entries.all.map { ($0.key, $0.entry()) })

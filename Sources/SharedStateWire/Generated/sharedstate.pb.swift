@@ -1176,6 +1176,17 @@ public nonisolated struct Sharedstate_V1_StatusResponse: Sendable {
 
   public var databasePath: String = String()
 
+  /// Where the state is kept: "sqlite" or "etcd". database_path then names the database file, or
+  /// the etcd endpoint in use.
+  public var backend: String = String()
+
+  /// With etcd: the newest revision etcd reported to this syncd (revision is the one it applied).
+  public var backendRevision: UInt64 = 0
+
+  /// With etcd: since when (seconds since 1970) syncd has been unable to hear from etcd, serving
+  /// the last state it applied; 0 while it hears from it.
+  public var staleSince: Double = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3310,7 +3321,7 @@ nonisolated extension Sharedstate_V1_StatusRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0\u{1}backend\0\u{3}backend_revision\0\u{3}stale_since\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3327,6 +3338,9 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
       case 7: try { try decoder.decodeSingularDoubleField(value: &self.uptimeSeconds) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.serverVersion) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.databasePath) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.backend) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.backendRevision) }()
+      case 12: try { try decoder.decodeSingularDoubleField(value: &self.staleSince) }()
       default: break
       }
     }
@@ -3360,6 +3374,15 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
     if !self.databasePath.isEmpty {
       try visitor.visitSingularStringField(value: self.databasePath, fieldNumber: 9)
     }
+    if !self.backend.isEmpty {
+      try visitor.visitSingularStringField(value: self.backend, fieldNumber: 10)
+    }
+    if self.backendRevision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.backendRevision, fieldNumber: 11)
+    }
+    if self.staleSince.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.staleSince, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3373,6 +3396,9 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
     if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
     if lhs.serverVersion != rhs.serverVersion {return false}
     if lhs.databasePath != rhs.databasePath {return false}
+    if lhs.backend != rhs.backend {return false}
+    if lhs.backendRevision != rhs.backendRevision {return false}
+    if lhs.staleSince != rhs.staleSince {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

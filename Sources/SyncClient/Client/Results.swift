@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a put did.
 public struct PutResult: Sendable, Hashable {
     /// The revision of the write.
@@ -61,8 +63,16 @@ public struct ServerStatus: Sendable, Hashable {
     public var uptimeSeconds: Double
     /// The daemon's version.
     public var serverVersion: String
-    /// The daemon's database file.
+    /// The daemon's database file; with the etcd backend, the etcd endpoint in use.
     public var databasePath: String
+    /// Where the state is kept: `sqlite` or `etcd`.
+    public var backend: String = "sqlite"
+    /// With etcd: the newest revision etcd reported to syncd; syncd has caught up when
+    /// ``revision`` reaches it.
+    public var backendRevision: UInt64 = 0
+    /// With etcd: since when syncd has been unable to reach etcd (reads then serve the last state
+    /// it applied); nil while it can.
+    public var staleSince: Date?
 }
 
 /// One client connected to syncd.

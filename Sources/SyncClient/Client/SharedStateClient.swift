@@ -278,7 +278,10 @@ public final class SharedStateClient: Sendable {
             databaseBytes: status.databaseBytes,
             uptimeSeconds: status.uptimeSeconds,
             serverVersion: status.serverVersion,
-            databasePath: status.databasePath
+            databasePath: status.databasePath,
+            backend: status.backend.isEmpty ? "sqlite" : status.backend,
+            backendRevision: status.backendRevision,
+            staleSince: status.staleSince > 0 ? Date(timeIntervalSince1970: status.staleSince) : nil
         )
     }
 

@@ -8,10 +8,13 @@ import SharedStateWire
 /// {
 ///   "logLevel": "info",
 ///   "limits": { "maxValueBytes": 1048576, "maxKeyBytes": 512, "maxValueDepth": 100,
-///               "maxRequestFrameBytes": 4194304, "maxTransactionOperations": 128, "maxWatchPrefixes": 64 }
+///               "maxRequestFrameBytes": 4194304, "maxTransactionOperations": 128, "maxWatchPrefixes": 64 },
+///   "backend": "etcd",
+///   "etcd": { "endpoints": ["http://10.0.0.1:2379", "http://10.0.0.2:2379"], "prefix": "/sharedstate/", "leaseTTLSeconds": 5 }
 /// }
 /// ```
 /// Every field is optional; a missing one keeps its default (or the command line's value).
+/// `backend` and `etcd` are read at start only: SIGHUP does not move the state elsewhere.
 public struct ConfigurationFile: Decodable, Sendable, Equatable {
     /// The limits a file may set, each optional; see `Limits` for what each one bounds.
     public struct LimitsSection: Decodable, Sendable, Equatable {
@@ -38,14 +41,29 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         }
     }
 
+    /// Where the state is kept; see ``BackendConfiguration``.
+    public struct EtcdSection: Decodable, Sendable, Equatable {
+        public var endpoints: [String]?
+        public var prefix: String?
+        public var leaseTTLSeconds: Int?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case endpoints, prefix, leaseTTLSeconds
+        }
+    }
+
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case logLevel, limits
+        case logLevel, limits, backend, etcd
     }
 
     /// trace, debug, info, notice, warning, error or critical.
     public var logLevel: String?
     /// Limits that replace the defaults.
     public var limits: LimitsSection?
+    /// sqlite or etcd.
+    public var backend: String?
+    /// The etcd backend's settings.
+    public var etcd: EtcdSection?
 
     /// Reads and checks the file at `path`.
     ///
@@ -128,6 +146,7 @@ public struct ConfigurationFile: Decodable, Sendable, Equatable {
         let sections: [(String?, [String: Any], [String])] = [
             (nil, object, CodingKeys.allCases.map(\.rawValue)),
             ("limits", object["limits"] as? [String: Any] ?? [:], LimitsSection.CodingKeys.allCases.map(\.rawValue)),
+            ("etcd", object["etcd"] as? [String: Any] ?? [:], EtcdSection.CodingKeys.allCases.map(\.rawValue)),
         ]
         for (section, fields, allowed) in sections {
             for name in fields.keys.sorted() where !allowed.contains(name) {

@@ -6,8 +6,11 @@ import SharedStateWire
 public struct DaemonConfiguration: Sendable {
     /// The Unix socket clients connect to (unless systemd passes a listening socket).
     public var socketPath: String
-    /// The SQLite database file.
+    /// The SQLite database file; with the etcd backend, the lock that keeps two syncd off one
+    /// socket, beside which transfers are kept.
     public var databasePath: String
+    /// Where the state is kept.
+    public var backend: BackendConfiguration = .sqlite
     /// How hard each commit works before it is acknowledged.
     public var durability: Durability = .normal
     /// The group (a name or a number) whose members may connect to a socket syncd creates; the

@@ -8,20 +8,12 @@ extension StateEngine {
     /// all with nil; and the compacted revision.
     func history(of key: String, limit: Int?) async throws(SharedStateError) -> (changes: [LoggedChange], compactedRevision: UInt64) {
         let compacted = published.withLock { $0.compactedRevision }
-        do {
-            return (try await storage.history(of: key, limit: limit), compacted)
-        } catch {
-            throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
-        }
+        return (try await backend.history(of: key, limit: limit), compacted)
     }
 
     /// Writes a consistent copy of the database to `path`; returns the revision it holds.
     func backup(to path: String) async throws(SharedStateError) -> UInt64 {
-        do {
-            return try await storage.backup(to: path)
-        } catch {
-            throw SharedStateError(.unavailable, "cannot back up the database: \(error)")
-        }
+        try await backend.backup(to: path)
     }
 
     // MARK: Compaction
@@ -40,38 +32,9 @@ extension StateEngine {
         // Refuse new replays from the compacted range first; replays already reading check
         // that they got every revision.
         published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
-        do {
-            try await storage.compact(through: revision)
-        } catch {
-            throw SharedStateError(.unavailable, "cannot compact the change log: \(error)")
-        }
+        try await backend.compact(through: revision)
         logger.info("compacted the change log", metadata: ["revision": "\(revision)"])
-        await forgetWriters(through: revision)
         return revision
-    }
-
-    /// Removes the `sessions` rows no revision left in the change log names: this run's sessions
-    /// whose last write is compacted, and every earlier run's once compaction passes the
-    /// revision syncd started at. A failure only leaves rows that take a little room.
-    private func forgetWriters(through compacted: UInt64) async {
-        let earlierRuns = compacted >= revisionAtStart ? lastSessionIDOfEarlierRuns : 0
-        do {
-            try await BackgroundWork.run { [self] () throws(SharedStateError) in
-                // Under the lock, so that a session writing again meanwhile is recorded anew.
-                try recordedWriters.withLock { recorded throws(SharedStateError) in
-                    let gone = recorded.lazy.filter { $0.value <= compacted }.map(\.key)
-                    guard !gone.isEmpty || earlierRuns > 0 else { return }
-                    do {
-                        try storage.forgetSessions(Array(gone), throughSession: earlierRuns)
-                    } catch {
-                        throw SharedStateError(.unavailable, "\(error)")
-                    }
-                    for session in gone { recorded[session] = nil }
-                }
-            }
-        } catch {
-            logger.error("could not remove the writers of compacted revisions", metadata: ["error": "\(error)"])
-        }
     }
 
     /// Applies the retention policy (see ``RetentionPolicy``): compacts what it no longer keeps.

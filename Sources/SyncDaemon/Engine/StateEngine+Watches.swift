@@ -156,33 +156,21 @@ extension StateEngine {
         }
     }
 
-    /// The frames of the revisions a watch missed, read back from the change log.
+    /// The frames of the revisions a watch missed, read back from the backend's history.
     private func replayedFrames(of watch: WatchRegistry.Watch, through: UInt64) async throws(SharedStateError) -> [ByteBuffer] {
         var logged: [CommittedRevision]
         do {
-            logged = try await storage.changes(after: watch.startsAfter, through: through)
+            logged = try await backend.changes(after: watch.startsAfter, through: through)
         } catch {
             _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
-            throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
-        }
-        // Compaction may have removed rows since the watch began: a replay must be whole.
-        guard logged.count == Int(through - watch.startsAfter), logged.first?.revision == watch.startsAfter + 1 else {
-            _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
-            logger.notice(
-                "a replay found the change log short",
-                metadata: [
-                    "after": "\(watch.startsAfter)", "through": "\(through)", "read": "\(logged.count)",
-                    "first": "\(logged.first?.revision ?? 0)", "last": "\(logged.last?.revision ?? 0)",
-                ]
-            )
-            throw SharedStateError(.compacted, "revision \(watch.startsAfter) was compacted while the watch started")
+            throw error
         }
         if watch.previousValues {
             do {
                 try await findPrevious(of: &logged, after: watch.startsAfter)
             } catch {
                 _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
-                throw SharedStateError(.unavailable, "cannot read the change log: \(error)")
+                throw error
             }
         }
         return logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) }
@@ -192,13 +180,13 @@ extension StateEngine {
     /// order: from the revisions before it in `logged`, else from the change log up to `revision`.
     /// A key the log does not show before is absent if the change created it (a put of version
     /// 1), and unknown otherwise: its entry then was compacted.
-    private func findPrevious(of logged: inout [CommittedRevision], after revision: UInt64) async throws {
+    private func findPrevious(of logged: inout [CommittedRevision], after revision: UInt64) async throws(SharedStateError) {
         var firstChanges: [String: Change] = [:]
         for change in logged.lazy.flatMap(\.changes) where firstChanges[change.key] == nil {
             firstChanges[change.key] = change
         }
         let wanted = Set(firstChanges.lazy.filter { !($0.value.type == .put && $0.value.entry.version == 1) }.map(\.key))
-        let before = try await storage.entries(of: wanted, at: revision)
+        let before = try await backend.entries(of: wanted, at: revision)
         var latest: [String: Entry?] = [:]
         for index in logged.indices {
             logged[index].findPrevious(in: &latest) { key in

@@ -5,25 +5,24 @@ import NIOPosix
 import SharedStateWire
 import Synchronization
 
-/// The single writer of the shared state: sequences every write, group-commits them to storage,
-/// then publishes them to readers and watchers.
+/// The local replica of the shared state: the committed entries and revision, the reads and the
+/// watches, fed by a ``StateBackend`` that commits the writes.
 ///
-/// Writes arrive through ``submit(_:completion:)`` from any connection and wait in a queue. The
-/// writer (``runWriter()``) takes everything queued, plans each request in order against the state as
-/// the earlier ones left it (each request that changes something gets the next revision), commits
-/// them all in one SQLite transaction, and only then applies them to the in-memory state, fans them
-/// out to watchers and acknowledges them. Reads and watch registration see only committed state.
+/// Writes arrive through ``submit(_:origin:completion:)`` from any connection and go to the
+/// backend. The backend commits them (SQLite: planned here against the published entries, in
+/// groups; etcd: as one transaction each) and hands each committed revision to
+/// ``publish(_:entries:timing:)``, which applies it to the in-memory state and fans it out to
+/// watchers; only then is the write answered. Reads and watch registration see only published
+/// state.
 ///
-/// This file holds the committed state and its reads; the rest of the engine is in extensions, a
-/// concept each: `+Writer` (queue, commit, publish), `+Sessions` (ephemeral keys), `+Watches`
-/// (start, catch-up, resync, progress), `+ChangeLog` (history, backup, compaction, retention),
-/// `+Restore` (a backup made the state, narrowed off the writer) and `+Service` (its place in the
-/// daemon's service group).
+/// This file holds the published state and its reads; the rest of the engine is in extensions, a
+/// concept each: `+Writes` (submission and publication), `+Planning` (a group of writes against the
+/// published entries), `+Sessions` (ephemeral keys), `+Watches` (start, catch-up, resync,
+/// progress), `+ChangeLog` (history, backup, compaction, retention), `+Restore` (a backup made the
+/// state, narrowed off the writer) and `+Service` (its place in the daemon's service group).
 final class StateEngine: Sendable {
     /// Tunables of the engine.
     struct Configuration: Sendable {
-        /// The most write requests one SQLite transaction takes.
-        var maxRequestsPerCommit = 1024
         /// How many revisions the change log keeps; older ones are compacted. 0 keeps any number.
         var retainedRevisions: UInt64 = 1_000_000
         /// How long the change log keeps a revision; nil keeps any age.
@@ -42,6 +41,7 @@ final class StateEngine: Sendable {
         var keys: Int
         var watches: Int
         var compactedRevision: UInt64
+        var backend: BackendStatus
     }
 
     /// What readers and watchers see: the committed state.
@@ -68,40 +68,36 @@ final class StateEngine: Sendable {
         }
     }
 
-    // Shared with the extensions that make up the engine (the writer, sessions, watches, the
-    // change log); nothing outside them touches these.
-    let storage: Storage
+    // Shared with the extensions that make up the engine; nothing outside them touches these.
+    let backend: any StateBackend
     let configuration: Configuration
     let logger: Logger
     let published: Mutex<Published>
-    let queue = WriteQueue()
-    /// The sessions this run has recorded in the `sessions` table (see ``WriteOrigin``), each
-    /// with the last revision it wrote: once compaction passes it, the row goes.
-    let recordedWriters = Mutex<[UInt64: UInt64]>([:])
-    /// The revision the database held at start-up: every session of an earlier run wrote at or
-    /// below it.
-    let revisionAtStart: UInt64
-    /// The highest session id the database named at start-up: this run numbers its sessions above.
+    /// The highest session id the backend named at start-up: this run numbers its sessions above.
     let lastSessionIDOfEarlierRuns: UInt64
     /// What the engine counts for `syncctl metrics` and `--metrics-address`.
     let metrics = DaemonMetrics()
     let retention: Mutex<RetentionPolicy>
 
-    /// Creates an engine over `storage`, starting from the state it holds.
-    init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+    /// Creates an engine over `backend`, starting from `state`, which the backend read.
+    init(backend: any StateBackend, state: StartingState, configuration: Configuration = Configuration(), logger: Logger) {
         precondition(configuration.progressInterval > .zero, "the progress interval must be positive")
-        let loaded = try storage.load()
-        self.storage = storage
-        self.lastSessionIDOfEarlierRuns = loaded.lastSessionID
-        self.revisionAtStart = loaded.revision
+        self.backend = backend
+        self.lastSessionIDOfEarlierRuns = state.lastSessionID
         self.configuration = configuration
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
-        var published = Published(entries: loaded.entries, revision: loaded.revision, compactedRevision: loaded.compactedRevision)
-        for entry in loaded.entries.all where entry.ephemeralSession != 0 {
+        var published = Published(entries: state.entries, revision: state.revision, compactedRevision: state.compactedRevision)
+        for entry in state.entries.all where entry.ephemeralSession != 0 {
             published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key)
         }
         self.published = Mutex(published)
+    }
+
+    /// Creates an engine over a SQLite database, starting from the state it holds.
+    convenience init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+        let backend = SQLiteBackend(storage: storage, logger: logger)
+        self.init(backend: backend, state: try backend.load(), configuration: configuration, logger: logger)
     }
 
     /// How often idle watches get a progress notice.
@@ -179,12 +175,14 @@ final class StateEngine: Sendable {
 
     /// Counts for `status`.
     var statistics: Statistics {
-        published.withLock {
+        let backend = backend.status
+        return published.withLock {
             Statistics(
                 revision: $0.revision,
                 keys: $0.entries.count,
                 watches: $0.watches.count,
-                compactedRevision: $0.compactedRevision
+                compactedRevision: $0.compactedRevision,
+                backend: backend
             )
         }
     }

@@ -31,3 +31,45 @@ struct EtcdKeySpace: Sendable, Equatable {
         return (start, EtcdKeyRange.end(ofPrefix: start))
     }
 }
+
+extension EtcdKeySpace {
+    /// The syncd entry of an etcd entry under the prefix; `session` names the session of its lease.
+    func entry(_ kv: EtcdKeyValue, session: (Int64) -> UInt64) -> Entry? {
+        guard let key = key(kv.key) else { return nil }
+        return Entry(
+            key: key, value: kv.value, version: UInt64(kv.version), createRevision: UInt64(kv.createRevision),
+            modRevision: UInt64(kv.modRevision), ephemeralSession: session(kv.lease))
+    }
+
+    /// The revisions of a watch's events, in order: the events of one etcd revision make one.
+    func revisions(of events: [EtcdEvent], session: (Int64) -> UInt64) -> [CommittedRevision] {
+        var revisions: [CommittedRevision] = []
+        var changes: [Change] = []
+        var revision: Int64 = 0
+        for event in events {
+            if event.entry.modRevision != revision, !changes.isEmpty {
+                revisions.append(CommittedRevision(revision: UInt64(revision), changes: changes))
+                changes = []
+            }
+            revision = event.entry.modRevision
+            switch event.kind {
+            case .put:
+                if let entry = entry(event.entry, session: session) { changes.append(.put(entry)) }
+            case .delete:
+                if let key = key(event.entry.key) { changes.append(.delete(key, revision: UInt64(revision))) }
+            }
+        }
+        if !changes.isEmpty { revisions.append(CommittedRevision(revision: UInt64(revision), changes: changes)) }
+        return revisions
+    }
+
+    /// The changes that make `current` into `target`, all at `revision`, in key order: a put for
+    /// each entry that differs, a delete for each key `target` lacks.
+    static func differences(from current: [Entry], to target: [Entry], revision: UInt64) -> [Change] {
+        let now = Dictionary(current.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+        let wanted = Set(target.map(\.key))
+        var changes = target.filter { now[$0.key] != $0 }.map(Change.put)
+        changes += current.filter { !wanted.contains($0.key) }.map { Change.delete($0.key, revision: revision) }
+        return changes.sorted { KeyByteOrder.precedes($0.key, $1.key) }
+    }
+}

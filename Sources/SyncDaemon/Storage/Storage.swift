@@ -34,16 +34,6 @@ final class Storage: Sendable {
         var since: ContinuousClock.Instant?
     }
 
-    /// What the database held when it was opened.
-    struct LoadedState: Sendable {
-        var entries: EntryTable
-        var revision: UInt64
-        var compactedRevision: UInt64
-        /// The highest session id the database names (a writer, or an ephemeral key's owner):
-        /// this run's sessions are numbered above it, so no session id is ever used twice.
-        var lastSessionID: UInt64 = 0
-    }
-
     /// The database file.
     let path: String
     /// What a commit survives; see ``Durability``.
@@ -107,7 +97,7 @@ final class Storage: Sendable {
     }
 
     /// Reads every entry and the revisions; called once at start-up, before any commit.
-    func load() throws -> LoadedState {
+    func load() throws -> StartingState {
         let (loaded, replayed) = try pool.read { db in
             let state = try Self.readState(db)
             let lastSessionID = try UInt64.fetchOne(
@@ -119,7 +109,7 @@ final class Storage: Sendable {
                     """
             )
             return (
-                LoadedState(
+                StartingState(
                     entries: state.entries, revision: state.revision, compactedRevision: try Self.meta("compacted_revision", db),
                     lastSessionID: lastSessionID ?? 0),
                 state.replayed

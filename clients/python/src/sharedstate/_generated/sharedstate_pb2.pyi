@@ -391,7 +391,9 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ["clients", "compacted_revision", "database_bytes", "database_path", "keys", "revision", "server_version", "uptime_seconds", "watches"]
+    __slots__ = ["backend", "backend_revision", "clients", "compacted_revision", "database_bytes", "database_path", "keys", "revision", "server_version", "stale_since", "uptime_seconds", "watches"]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_REVISION_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
     COMPACTED_REVISION_FIELD_NUMBER: _ClassVar[int]
     DATABASE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -399,8 +401,11 @@ class StatusResponse(_message.Message):
     KEYS_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    STALE_SINCE_FIELD_NUMBER: _ClassVar[int]
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
     WATCHES_FIELD_NUMBER: _ClassVar[int]
+    backend: str
+    backend_revision: int
     clients: int
     compacted_revision: int
     database_bytes: int
@@ -408,9 +413,10 @@ class StatusResponse(_message.Message):
     keys: int
     revision: int
     server_version: str
+    stale_since: float
     uptime_seconds: float
     watches: int
-    def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ...) -> None: ...
+    def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ..., backend: _Optional[str] = ..., backend_revision: _Optional[int] = ..., stale_since: _Optional[float] = ...) -> None: ...
 
 class TransactionRequest(_message.Message):
     __slots__ = ["cause", "compares", "on_failure", "on_success"]

@@ -1,0 +1,195 @@
+import EtcdClient
+import Foundation
+import SharedStateWire
+import Synchronization
+
+/// Writes: each session's in order, one etcd transaction each, answered once published.
+extension EtcdBackend {
+    func submit(_ writes: some Collection<WriteQueue.Pending>, to engine: StateEngine, mayCommitHere: Bool) -> Bool {
+        guard let first = writes.first else { return true }
+        // The writes submitted together come from one session, or are syncd's own.
+        let lane = first.origin.writer?.session ?? 0
+        guard let start = self.writes.withLock({ $0.add(writes.map(WriteLanes.Item.write), to: lane, evenWhenClosed: false) }) else {
+            return false
+        }
+        if start { drain(lane) }
+        return true
+    }
+
+    func endSession(_ session: UInt64, in engine: StateEngine) {
+        // After the session's writes: an ephemeral put still waiting would otherwise outlive it.
+        if writes.withLock({ $0.add([.endSession(session)], to: session, evenWhenClosed: true) }) == true {
+            drain(session)
+        }
+    }
+
+    /// Runs a lane's items one after the other until it is empty.
+    private func drain(_ lane: UInt64) {
+        Task {
+            while let item = writes.withLock({ $0.next(in: lane) }) {
+                switch item {
+                case .write(let pending):
+                    StateEngine.reply(to: [pending], with: [await perform(pending.request)])
+                case .endSession(let session):
+                    await revokeLease(of: session)
+                }
+            }
+        }
+    }
+
+    /// Sends `request` to etcd as one transaction, and waits until the revision it made, if it
+    /// made one, is published here.
+    private func perform(_ request: WriteRequest) async -> Result<WriteOutcome, SharedStateError> {
+        do throws(SharedStateError) {
+            var leaseIDs: [UInt64: Int64] = [:]
+            for session in Self.ephemeralSessions(in: request) {
+                leaseIDs[session] = try await lease(for: session)
+            }
+            let write = try EtcdWrite(request, in: space, lease: { leaseIDs[$0] ?? 0 })
+            let etcd: EtcdTransaction.Outcome
+            do {
+                etcd = try await client.transaction(write.transaction)
+            } catch {
+                throw Self.writeFailure(error)
+            }
+            let outcome = try write.outcome(etcd)
+            if Self.madeRevision(etcd) { await waitUntilPublished(UInt64(etcd.revision)) }
+            return .success(outcome)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Waits until the engine has published `revision`.
+    private func waitUntilPublished(_ revision: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = published.withLock { $0.wait(for: revision) { continuation.resume() } }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Waits until every lane is empty, once no more writes are taken.
+    func waitForWrites() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !writes.withLock({ $0.whenDrained { continuation.resume() } }) { continuation.resume() }
+        }
+    }
+
+    /// Whether the branch etcd ran wrote something, and so made a revision.
+    static func madeRevision(_ outcome: EtcdTransaction.Outcome) -> Bool {
+        outcome.results.contains { result in
+            switch result {
+            case .put: true
+            case .delete(let deleted): !deleted.isEmpty
+            case .range: false
+            case .transaction(let nested): madeRevision(nested)
+            }
+        }
+    }
+
+    /// The sessions `request` puts ephemeral keys for.
+    static func ephemeralSessions(in request: WriteRequest) -> Set<UInt64> {
+        switch request {
+        case .put(_, _, _, let session): session == 0 ? [] : [session]
+        case .transaction(_, let onSuccess, let onFailure):
+            Set(
+                (onSuccess + onFailure).compactMap { operation in
+                    if case .put(_, _, _, let session) = operation, session != 0 { return session }
+                    return nil
+                })
+        default: []
+        }
+    }
+
+    /// A failed write as syncd reports it.
+    static func writeFailure(_ error: EtcdError) -> SharedStateError {
+        switch error {
+        case .unavailable(let message, let outcomeUnknown):
+            SharedStateError(
+                .unavailable,
+                outcomeUnknown
+                    ? "etcd stopped answering after the write was sent; it may or may not have been applied (\(message))"
+                    : "etcd is unreachable; the write was not applied (\(message))")
+        case .refused(_, let message):
+            SharedStateError(.invalidArgument, "etcd refused the write: \(message)")
+        default:
+            SharedStateError(.unavailable, "etcd: \(error)")
+        }
+    }
+}
+
+/// The writes waiting in each lane (a session's, or syncd's own, 0), run one at a time per lane.
+struct WriteLanes: Sendable {
+    enum Item: Sendable {
+        case write(WriteQueue.Pending)
+        case endSession(UInt64)
+    }
+
+    /// The lanes with work; a lane is here while a task runs it.
+    private var lanes: [UInt64: [Item]] = [:]
+    private var isClosed = false
+    private var drained: (@Sendable () -> Void)?
+
+    /// Adds items to a lane; returns whether a task must start for it, or nil when closed.
+    mutating func add(_ items: [Item], to lane: UInt64, evenWhenClosed: Bool) -> Bool? {
+        if isClosed && !evenWhenClosed { return nil }
+        if lanes[lane] != nil {
+            lanes[lane]!.append(contentsOf: items)
+            return false
+        }
+        lanes[lane] = items
+        return true
+    }
+
+    /// The next item of a lane; nil, ending the lane, when it has none.
+    mutating func next(in lane: UInt64) -> Item? {
+        if let item = lanes[lane]?.first {
+            lanes[lane]!.removeFirst()
+            return item
+        }
+        lanes[lane] = nil
+        if lanes.isEmpty, isClosed, let drained {
+            self.drained = nil
+            drained()
+        }
+        return nil
+    }
+
+    /// Takes no more writes.
+    mutating func close() {
+        isClosed = true
+    }
+
+    /// Calls `action` once every lane is empty; returns false when they already are.
+    mutating func whenDrained(_ action: @escaping @Sendable () -> Void) -> Bool {
+        guard !lanes.isEmpty else { return false }
+        drained = action
+        return true
+    }
+}
+
+/// The revision the engine has published, and the writes waiting for one.
+struct PublishedRevision: Sendable {
+    var revision: UInt64 = 0
+    private var waiting: [(revision: UInt64, resume: @Sendable () -> Void)] = []
+
+    /// Calls `resume` once `target` is published; returns false when it already is.
+    mutating func wait(for target: UInt64, resume: @escaping @Sendable () -> Void) -> Bool {
+        guard target > revision else { return false }
+        waiting.append((target, resume))
+        return true
+    }
+
+    /// Records that `published` is published; returns what waited for it, to call.
+    mutating func advance(to published: UInt64) -> [@Sendable () -> Void] {
+        revision = max(revision, published)
+        guard !waiting.isEmpty else { return [] }
+        var ready: [@Sendable () -> Void] = []
+        waiting.removeAll { waiter in
+            guard waiter.revision <= published else { return false }
+            ready.append(waiter.resume)
+            return true
+        }
+        return ready
+    }
+}
