@@ -1,0 +1,215 @@
+import Foundation
+import SyncClient
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Two or three syncd ("hosts", each with its own socket) on one real 3-member etcd cluster:
+/// feature processes on different hosts converge, a CAS counter is exact, presence ends with its
+/// host, and the hosts ride out a stopped cluster by themselves.
+@Suite(.enabled(if: EtcdCluster.isEnabled, "SHAREDSTATE_ETCD_TESTS=1 runs the etcd suites (.ci/run does)"), .timeLimit(.minutes(4)))
+struct SeveralHostsTests {
+    /// A syncd on the etcd backend, on its own scratch directory's socket.
+    private func host(_ scratch: Scratch, on cluster: EtcdCluster, leaseTTL: Int = 2) async throws -> DaemonProcess {
+        try await DaemonProcess(
+            scratch,
+            extraArguments: [
+                "--backend", "etcd", "--etcd-endpoints", cluster.endpoints, "--etcd-prefix", "/test/",
+                "--etcd-lease-ttl", "\(leaseTTL)",
+            ])
+    }
+
+    private func feature(_ name: String, _ arguments: [String], scratch: Scratch) throws -> ChildProcess {
+        try ChildProcess(try Binaries.path(name), ["--socket", scratch.socket] + arguments, scratch: scratch, name: name)
+    }
+
+    private func json(_ key: String, scratch: Scratch) async throws -> [String: Any]? {
+        let result = try await syncctl(["get", key], scratch: scratch)
+        guard result.status == 0 else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    }
+
+    private func eventuallyAsync(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition() {
+            if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// 1. A's writes reach B's watcher in revision order, with no gap and no duplicate; a sensor
+    /// on A and a thermostat on B cooperate as they do on one host.
+    @Test func hostsConvergeAndAWatcherOnBSeesAsWritesInOrder() async throws {
+        let clusterScratch = try Scratch()
+        let cluster = try await EtcdCluster(scratch: clusterScratch)
+        let a = try Scratch()
+        let b = try Scratch()
+        let hostA = try await host(a, on: cluster)
+        let hostB = try await host(b, on: cluster)
+
+        let watch = try startWatch(["door/", "--count", "60"], scratch: b)
+        try await waitForWatches(1, scratch: b)
+        for index in 0..<60 {
+            let put = try await syncctl(["put", "door/\(index % 7)", "\(index)"], scratch: a)
+            #expect(put.status == 0, "\(put.stderr)")
+        }
+        #expect(try await watch.waitForExit(timeout: .seconds(30)) == 0)
+        let lines = try watchLines(watch.stdout)
+        #expect(lines.count == 60)
+        // Only these writes go to the cluster: etcd's revisions follow each other.
+        #expect(zip(lines, lines.dropFirst()).allSatisfy { $1.revision == $0.revision + 1 })
+        #expect(try await syncctl(["list", "door/"], scratch: a).stdout == (try await syncctl(["list", "door/"], scratch: b).stdout))
+
+        let thermostat = try feature("climate-thermostat", ["--band", "0.5"], scratch: b)
+        let sensor = try feature(
+            "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: a)
+        #expect(try await sensor.waitForExit(timeout: .seconds(60)) == 0)
+        let reading = try #require(try await json("climate/sensors/kitchen", scratch: b))
+        #expect(reading["sequence"] as? Int == 40)
+        // The thermostat on B decided from A's readings; A sees its decision.
+        try await eventuallyAsync("the heater on host A") {
+            try await json("climate/heater", scratch: a)?["mode"] as? String == "heating"
+        }
+        thermostat.signal(SIGTERM)
+        _ = try await thermostat.waitForExit()
+        try await hostA.stop()
+        try await hostB.stop()
+    }
+
+    /// 2. Four writers on each host increment one key with `update {}`: etcd decides every
+    /// compare once, so the count is exact and every version appears once in the history.
+    @Test func aCASCounterIncrementedFromTwoHostsIsExact() async throws {
+        let clusterScratch = try Scratch()
+        let cluster = try await EtcdCluster(scratch: clusterScratch)
+        let a = try Scratch()
+        let b = try Scratch()
+        let hostA = try await host(a, on: cluster)
+        let hostB = try await host(b, on: cluster)
+        let perWriter = Int(ProcessInfo.processInfo.environment["TEST_ETCD_INCREMENTS"] ?? "") ?? 500
+        let counter = SharedKey<Int>("counter/value", default: 0)
+        let start = try await SharedStateClient.connect(.init(socketPath: b.socket)).status().revision
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<8 {
+                let socket = writer < 4 ? a.socket : b.socket
+                group.addTask {
+                    let client = try await SharedStateClient.connect(.init(socketPath: socket, clientName: "writer-\(writer)"))
+                    for _ in 0..<perWriter {
+                        try await client.update(counter, maxAttempts: 100_000) { $0 += 1 }
+                    }
+                    await client.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        let total = 8 * perWriter
+        #expect(try await syncctl(["get", "counter/value"], scratch: a).stdout == "\(total)\n")
+        #expect(try await syncctl(["get", "counter/value"], scratch: b).stdout == "\(total)\n")
+        let history = try await syncctl(
+            ["--json", "watch", "counter/", "--from-revision", "\(start)", "--count", "\(total)"], scratch: b)
+        #expect(history.status == 0, "\(history.stderr)")
+        let versions = try watchLines(history.stdout).map(\.version)
+        #expect(versions == Array(1...UInt64(total)))
+        try await hostA.stop()
+        try await hostB.stop()
+    }
+
+    /// 4. A host killed while a process on it holds presence: the other host's watcher sees the
+    /// key deleted once the host's lease expires.
+    @Test func presenceOfAKilledHostEndsWithinTheLeaseTTL() async throws {
+        let clusterScratch = try Scratch()
+        let cluster = try await EtcdCluster(scratch: clusterScratch)
+        let a = try Scratch()
+        let b = try Scratch()
+        let hostA = try await host(a, on: cluster, leaseTTL: 2)
+        let hostB = try await host(b, on: cluster, leaseTTL: 2)
+        let watch = try startWatch(["presence/", "--count", "4"], scratch: b)
+        try await waitForWatches(1, scratch: b)
+        let holder = try ChildProcess(
+            try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/kiosk-a", "true", "--ephemeral", "--hold"],
+            scratch: a, name: "holder")
+        try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
+        // A process that ends on a live host loses its key at once: its lease is revoked.
+        let brief = try ChildProcess(
+            try Binaries.path("syncctl"), ["--socket", b.socket, "put", "presence/kiosk-b", "true", "--ephemeral", "--hold"],
+            scratch: b, name: "brief")
+        try await eventually("the second holder's put") { brief.stdout.contains("OK revision") }
+        brief.signal(SIGKILL)
+        _ = try await brief.waitForExit()
+        try await eventually(timeout: .seconds(2), "kiosk-b's delete") {
+            watch.stdout.components(separatedBy: #""type":"delete""#).count == 2
+        }
+
+        hostA.child.signal(SIGKILL)
+        let killed = ContinuousClock.now
+        _ = try await hostA.child.waitForExit()
+        #expect(try await watch.waitForExit(timeout: .seconds(10)) == 0)
+        let gone = ContinuousClock.now - killed
+        let lines = try watchLines(watch.stdout)
+        #expect(lines.map(\.type) == ["put", "put", "delete", "delete"])
+        #expect(lines.last?.key == "presence/kiosk-a")
+        #expect(gone < .seconds(3), "presence outlived its host by \(gone); the lease TTL is 2 s")
+        holder.signal(SIGKILL)
+        _ = try await holder.waitForExit()
+        try await hostB.stop()
+    }
+
+    /// 5. The whole cluster stops for a few seconds: writes fail with `unavailable` at once,
+    /// reads serve the last state and `status` says since when it is stale; when the cluster
+    /// is back, both hosts recover by themselves and their watchers end at the same state.
+    @Test func bothHostsRecoverByThemselvesWhenTheClusterComesBack() async throws {
+        let clusterScratch = try Scratch()
+        let cluster = try await EtcdCluster(scratch: clusterScratch)
+        let a = try Scratch()
+        let b = try Scratch()
+        let hostA = try await host(a, on: cluster)
+        let hostB = try await host(b, on: cluster)
+        _ = try await syncctl(["put", "menu/soup", #""tomato""#], scratch: a)
+        let watchA = try startWatch(["menu/", "--snapshot"], scratch: a)
+        let watchB = try startWatch(["menu/", "--snapshot"], scratch: b)
+        try await waitForWatches(1, scratch: a)
+        try await waitForWatches(1, scratch: b)
+
+        try await cluster.killAll()
+        let refused = ContinuousClock.now
+        let put = try await syncctl(["put", "menu/soup", #""leek""#], scratch: a)
+        let refusal = ContinuousClock.now - refused
+        #expect(put.status != 0)
+        #expect(put.stderr.contains("unavailable") || put.stderr.contains("etcd"), "\(put.stderr)")
+        #expect(refusal < .seconds(7), "a write took \(refusal) to fail while etcd was down")
+        #expect(try await syncctl(["get", "menu/soup"], scratch: b).stdout == "\"tomato\"\n")
+        try await eventuallyAsync("host B to say it is stale") {
+            try await syncctl(["--json", "status"], scratch: b).stdout.contains(#""staleSince""#)
+        }
+        try await Task.sleep(for: .seconds(2))
+
+        for index in cluster.members.indices { try cluster.start(index) }
+        try await cluster.waitUntilHealthy()
+        try await eventuallyAsync("a write through host A") {
+            try await syncctl(["put", "menu/soup", #""leek""#], scratch: a).status == 0
+        }
+        _ = try await syncctl(["put", "menu/bread", #""rye""#], scratch: b)
+        try await eventuallyAsync("both hosts caught up") {
+            let statusA = try await syncctl(["--json", "status"], scratch: a).stdout
+            let statusB = try await syncctl(["--json", "status"], scratch: b).stdout
+            return statusA.contains(#""caughtUp":true"#) && statusB.contains(#""caughtUp":true"#)
+        }
+        let listA = try await syncctl(["list", "menu/"], scratch: a).stdout
+        #expect(listA == "menu/bread\t\"rye\"\nmenu/soup\t\"leek\"\n")
+        #expect(try await syncctl(["list", "menu/"], scratch: b).stdout == listA)
+        try await eventually("both watchers at the cluster's state") {
+            watchA.stdout.contains(#""rye""#) && watchB.stdout.contains(#""rye""#)
+        }
+        for watch in [watchA, watchB] {
+            let lines = try watchLines(watch.stdout)
+            #expect(lines.map(\.key) == ["menu/soup", "menu/soup", "menu/bread"])
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $1.revision > $0.revision })
+            watch.signal(SIGTERM)
+            _ = try await watch.waitForExit()
+        }
+        try await hostA.stop()
+        try await hostB.stop()
+    }
+}
