@@ -145,6 +145,11 @@ let package = Package(
         ),
         // Benchmarks of the store runtime (syncctl bench measures the daemon).
         .executableTarget(
+            name: "etcd-bench",
+            dependencies: ["EtcdClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/etcd-bench"
+        ),
+        .executableTarget(
             name: "feature-bench",
             dependencies: ["SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/feature-bench"

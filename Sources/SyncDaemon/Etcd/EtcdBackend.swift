@@ -201,11 +201,16 @@ final class EtcdBackend: StateBackend {
     private func publish(_ revisions: [CommittedRevision], to engine: StateEngine) {
         guard let last = revisions.last?.revision else { return }
         // Held before they are published: a replay through the engine's revision finds them.
-        recent.withLock { recent in
+        let trimmed = recent.withLock { recent -> UInt64? in
+            let before = recent.compactedRevision
             recent.append(revisions)
             recent.keep(atMost: configuration.retainedRevisions)
+            return recent.compactedRevision != before ? recent.compactedRevision : nil
         }
         engine.publish(revisions)
+        if let trimmed {
+            engine.published.withLock { $0.compactedRevision = max($0.compactedRevision, trimmed) }
+        }
         let answers = published.withLock { $0.advance(to: last) }
         for answer in answers { answer() }
     }

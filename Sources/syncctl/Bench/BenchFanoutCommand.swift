@@ -39,6 +39,13 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     @Option(help: "Writes per second, all writers together (default: as fast as possible).")
     var rate: Int?
 
+    @Option(
+        help: """
+            The socket of the syncd the subscribers watch, when it is not the one written to: another \
+            host's syncd on the same etcd cluster (--backend etcd), to time a change crossing hosts.
+            """)
+    var subscriberSocket: String?
+
     func validate() throws {
         for (name, value) in [("subscribers", subscribers), ("writers", writers), ("pipeline", pipeline), ("count", count)]
         where value < 1 {
@@ -56,6 +63,20 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
+        if let subscriberSocket {
+            // The other host applies revisions as etcd's watch brings them: wait until it has this one.
+            let other = try await CommandFailure.exitOnError {
+                try await SharedStateClient.connect(.init(socketPath: subscriberSocket, clientName: "syncctl"))
+            }
+            let deadline = MonotonicClock.nanoseconds + 10_000_000_000
+            while try await CommandFailure.exitOnError({ try await other.status().revision }) < startRevision {
+                if MonotonicClock.nanoseconds > deadline {
+                    CommandFailure.fail("the syncd at \(subscriberSocket) did not reach revision \(startRevision) within 10 s", code: 1)
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            await other.close()
+        }
         let children = try (0..<subscribers).map { index in
             try startSubscriber(after: startRevision, report: "\(directory)/subscriber-\(index)")
         }
@@ -120,7 +141,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL
         var arguments = ["bench", "subscriber", "--after", "\(revision)", "--count", "\(count)", "--report", report]
-        if let socket = options.socket { arguments = ["--socket", socket] + arguments }
+        if let socket = subscriberSocket ?? options.socket { arguments = ["--socket", socket] + arguments }
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
         try process.run()
