@@ -90,6 +90,13 @@ extension StateEngine {
         }
     }
 
+    /// Moves the revision up to `revision` without changing an entry: for a backend whose
+    /// revisions are shared with other data (etcd's, with keys outside syncd's prefix), the state
+    /// at `revision` is the state at the last revision that changed it.
+    func advance(to revision: UInt64) {
+        published.withLock { $0.revision = max($0.revision, revision) }
+    }
+
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
     static func latestEntries(of revisions: [CommittedRevision]) -> [String: Entry?] {
         var latest: [String: Entry?] = [:]

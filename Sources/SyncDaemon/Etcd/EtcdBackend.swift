@@ -179,8 +179,12 @@ final class EtcdBackend: StateBackend {
                     case .events(let events, let revision):
                         connection.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
                         publish(space.revisions(of: events, session: session(ofLease:)), to: engine)
+                        // Every change under the prefix up to etcd's revision has come: writes
+                        // outside the prefix move etcd's revision too.
+                        advance(engine, to: UInt64(revision))
                     case .progress(let revision):
                         connection.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
+                        advance(engine, to: UInt64(revision))
                     case .interrupted(let reason):
                         markStale(because: reason)
                     }
@@ -232,14 +236,20 @@ final class EtcdBackend: StateBackend {
         recent.withLock { $0.compact(through: snapshot.revision) }
         engine.published.withLock { $0.compactedRevision = max($0.compactedRevision, snapshot.revision) }
         if changes.isEmpty {
-            engine.published.withLock { $0.revision = max($0.revision, snapshot.revision) }
-            let answers = published.withLock { $0.advance(to: snapshot.revision) }
-            for answer in answers { answer() }
+            advance(engine, to: snapshot.revision)
         } else {
             publish(
                 [CommittedRevision(revision: snapshot.revision, changes: changes, origin: .syncd("read again after etcd compacted"))],
                 to: engine)
         }
+    }
+
+    /// Moves the engine's revision up to `revision`, which changed nothing under the prefix, and
+    /// answers the writes waiting for it.
+    private func advance(_ engine: StateEngine, to revision: UInt64) {
+        engine.advance(to: revision)
+        let answers = published.withLock { $0.advance(to: revision) }
+        for answer in answers { answer() }
     }
 
     private func markStale(because reason: String) {
