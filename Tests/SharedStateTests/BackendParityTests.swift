@@ -151,9 +151,14 @@ import Testing
                     log.withLock { $0.append("event \(batch.revision)") }
                 }
             }
-            // Wait until the consumer iterates, as a feature's effect would be.
+            // Wait until the consumer iterates, as a feature's effect would be, and has handled
+            // every warm-up put: under load, more than one is made before the first is handled.
+            var warmUp: UInt64 = 0
             while log.withLock({ $0.isEmpty }) {
-                try await backend.put("a/warm-up", json: "0")
+                warmUp = try await backend.put("a/warm-up", json: "0").revision
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            while !log.withLock({ $0.contains("event \(warmUp)") }) {
                 try await Task.sleep(for: .milliseconds(1))
             }
             log.withLock { $0.removeAll() }
