@@ -22,6 +22,8 @@ import Testing
         #expect(plain.stdout == "{\"a\": [1, 2]}\n")
 
         let entry = try await syncctl(["--json", "get", "counter/value"], scratch: scratch)
+        // On SQLite a consistent read is the same read.
+        #expect(try await syncctl(["--json", "get", "--consistent", "counter/value"], scratch: scratch).stdout == entry.stdout)
         #expect(entry.stdout == #"{"key":"counter/value","value":41,"version":1,"createRevision":1,"modRevision":1}"# + "\n")
 
         let list = try await syncctl(["--json", "list"], scratch: scratch)

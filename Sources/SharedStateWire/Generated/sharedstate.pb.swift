@@ -799,6 +799,10 @@ public nonisolated struct Sharedstate_V1_GetRequest: Sendable {
 
   public var key: String = String()
 
+  /// Read through to the backend instead of this syncd's copy: with etcd, a linearizable read that
+  /// sees every write any host had acknowledged when it was asked. The same as a plain get on SQLite.
+  public var consistent: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2635,7 +2639,7 @@ nonisolated extension Sharedstate_V1_Entry: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Sharedstate_V1_GetRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".GetRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}consistent\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2644,6 +2648,7 @@ nonisolated extension Sharedstate_V1_GetRequest: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.consistent) }()
       default: break
       }
     }
@@ -2653,11 +2658,15 @@ nonisolated extension Sharedstate_V1_GetRequest: SwiftProtobuf.Message, SwiftPro
     if !self.key.isEmpty {
       try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
     }
+    if self.consistent != false {
+      try visitor.visitSingularBoolField(value: self.consistent, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_GetRequest, rhs: Sharedstate_V1_GetRequest) -> Bool {
     if lhs.key != rhs.key {return false}
+    if lhs.consistent != rhs.consistent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -128,12 +128,26 @@ public final class SharedStateClient: Sendable {
 
     // MARK: Keys
 
-    /// The entry of `key`.
+    /// The entry of `key`, from syncd's copy of the state.
     ///
     /// - Throws: `notFound` when the key does not exist, `invalidArgument` for a malformed key.
     public func get(_ key: String) async throws(SharedStateError) -> Entry {
+        try await get(key, consistent: false)
+    }
+
+    /// The entry of `key`.
+    ///
+    /// - Parameter consistent: Read through to the backend rather than syncd's copy: with syncd
+    ///   on etcd, a linearizable read that sees every write any host had acknowledged before it.
+    /// - Throws: `notFound` when the key does not exist, `invalidArgument` for a malformed key.
+    public func get(_ key: String, consistent: Bool) async throws(SharedStateError) -> Entry {
         try KeyRules.validateKey(key, limits: limits)
-        let result = try await call(.get(.with { $0.key = key }))
+        let result = try await call(
+            .get(
+                .with {
+                    $0.key = key
+                    $0.consistent = consistent
+                }))
         guard case .get(let get) = result else { throw unexpected(result) }
         return Entry(wireValue: get.entry)
     }

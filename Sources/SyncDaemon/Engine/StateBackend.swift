@@ -55,6 +55,11 @@ protocol StateBackend: AnyObject, Sendable {
     /// Writes a consistent copy of the state to `path`; returns the revision it holds.
     func backup(to path: String) async throws(SharedStateError) -> UInt64
 
+    /// The entry of `key` as the store holds it now, and the revision it was read at; nil for a
+    /// key that does not exist. With several hosts, it sees every write acknowledged anywhere
+    /// before it was asked (a linearizable read); with one, it is the engine's own.
+    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64)
+
     /// Removes the ephemeral keys of `session`, which ended.
     func endSession(_ session: UInt64, in engine: StateEngine)
 

@@ -113,6 +113,11 @@ final class StateEngine: Sendable {
         published.withLock { ($0.entries[key]?.entry(key: key), $0.revision) }
     }
 
+    /// The entry of `key` read through to the backend (see ``StateBackend/consistentEntry(_:in:)``).
+    func consistentEntry(_ key: String) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
+        try await backend.consistentEntry(key, in: self)
+    }
+
     /// The result of ``list(prefix:limit:readable:)``.
     struct Listing: Sendable {
         var entries: [Entry]

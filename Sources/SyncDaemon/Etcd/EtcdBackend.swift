@@ -269,6 +269,17 @@ final class EtcdBackend: StateBackend {
             staleSince: connection.staleSince?.timeIntervalSince1970)
     }
 
+    /// A linearizable read of `key` from etcd, at etcd's current revision.
+    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
+        let range: EtcdRange
+        do {
+            range = try await client.range(key: space.etcdKey(key))
+        } catch {
+            throw Self.unavailable(error, doing: "read \"\(key)\"")
+        }
+        return (range.entries.first.flatMap { space.entry($0, session: session(ofLease:)) }, UInt64(range.revision))
+    }
+
     // MARK: History
 
     func changes(after revision: UInt64, through: UInt64) async throws(SharedStateError) -> [CommittedRevision] {

@@ -4,11 +4,24 @@ import SharedStateWire
 
 /// Requests answered from the committed state or the change log: get, list, status, history.
 extension ClientSession {
-    /// Answers a get at once from the committed state.
+    /// Answers a get at once from the committed state; a consistent one once the backend has
+    /// answered.
     func get(_ get: Sharedstate_V1_GetRequest, _ call: Call) throws(SharedStateError) -> Step {
         let (id, limits, access) = (call.id, call.limits, call.access)
         try KeyRules.validateKey(get.key, limits: limits)
         try requireRead(get.key, access)
+        if get.consistent {
+            let (engine, key) = (self.engine, get.key)
+            return suspend(id) { () async throws(SharedStateError) in
+                let (entry, revision) = try await engine.consistentEntry(key)
+                guard let entry else { throw RequestRules.notFound(key) }
+                return .get(
+                    .with {
+                        $0.entry = entry.wireValue
+                        $0.revision = revision
+                    })
+            }
+        }
         let (entry, revision) = engine.entry(get.key)
         guard let entry else { throw RequestRules.notFound(get.key) }
         respond(id) {

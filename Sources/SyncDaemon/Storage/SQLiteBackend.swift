@@ -56,6 +56,12 @@ final class SQLiteBackend: StateBackend {
         )[0].get()
     }
 
+    /// The engine's entry: this syncd's writer is the only one, and it publishes every write
+    /// before answering it.
+    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
+        engine.entry(key)
+    }
+
     /// Deletes the ephemeral keys still bound to a session that ended.
     ///
     /// The keys are looked up when the writer gets to this request, after every write the session

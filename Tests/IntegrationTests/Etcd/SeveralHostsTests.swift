@@ -62,6 +62,12 @@ struct SeveralHostsTests {
         // Only these writes go to the cluster: etcd's revisions follow each other.
         #expect(zip(lines, lines.dropFirst()).allSatisfy { $1.revision == $0.revision + 1 })
         #expect(try await syncctl(["list", "door/"], scratch: a).stdout == (try await syncctl(["list", "door/"], scratch: b).stdout))
+        // A consistent read on B sees a write acknowledged on A, whatever B has applied yet.
+        for value in 100..<110 {
+            _ = try await syncctl(["put", "door/last", "\(value)"], scratch: a)
+            #expect(try await syncctl(["get", "--consistent", "door/last"], scratch: b).stdout == "\(value)\n")
+        }
+        #expect(try await syncctl(["get", "--consistent", "door/none"], scratch: b).status == 2)
 
         let thermostat = try feature("climate-thermostat", ["--band", "0.5"], scratch: b)
         let sensor = try feature(

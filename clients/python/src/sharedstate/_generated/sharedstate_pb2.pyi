@@ -171,10 +171,12 @@ class Error(_message.Message):
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class GetRequest(_message.Message):
-    __slots__ = ["key"]
+    __slots__ = ["consistent", "key"]
+    CONSISTENT_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    consistent: bool
     key: str
-    def __init__(self, key: _Optional[str] = ...) -> None: ...
+    def __init__(self, key: _Optional[str] = ..., consistent: bool = ...) -> None: ...
 
 class GetResponse(_message.Message):
     __slots__ = ["entry", "revision"]
