@@ -49,8 +49,11 @@ for i in 0 1 2; do
 done
 until ETCDCTL_API=3 etcdctl --endpoints "$endpoints" endpoint health >/dev/null 2>&1; do sleep 0.2; done
 
+# Room for the watching connections below (256 per user by default).
+echo '{ "logLevel": "warning", "limits": { "maxConnections": 4096, "maxConnectionsPerUser": 4096 } }' >"$work/syncd.json"
 for host in a b; do
-    "$bin/syncd" --socket "$work/$host.sock" --database "$work/$host/lock" --backend etcd --etcd-endpoints "$endpoints" 2>"$work/$host.log" &
+    "$bin/syncd" --socket "$work/$host.sock" --database "$work/$host/lock" --config "$work/syncd.json" \
+        --backend etcd --etcd-endpoints "$endpoints" 2>"$work/$host.log" &
     pids+=($!)
 done
 until "$bin/syncctl" --socket "$work/a.sock" status >/dev/null 2>&1 && "$bin/syncctl" --socket "$work/b.sock" status >/dev/null 2>&1; do sleep 0.1; done
@@ -79,6 +82,10 @@ echo "## etcd's watchers (all members) with 2 syncd and no local watcher: $(watc
 "$bin/syncctl" --socket "$work/a.sock" bench watchers --connections "$watchers" >/dev/null 2>&1 &
 holder=$!
 pids+=($holder)
-until "$bin/syncctl" --socket "$work/a.sock" --json status | grep -q "\"watches\":$watchers,"; do sleep 0.2; done
+for _ in $(seq 300); do
+    "$bin/syncctl" --socket "$work/a.sock" --json status | grep -q "\"watches\":$watchers," && break
+    kill -0 "$holder" 2>/dev/null || { echo "bench-etcd: bench watchers exited" >&2; exit 1; }
+    sleep 0.2
+done
 echo "## etcd's watchers with $watchers local watchers on host A: $(watchers_in_etcd)"
 kill "$holder"

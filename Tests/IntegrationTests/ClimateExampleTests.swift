@@ -11,11 +11,11 @@ import Testing
     @Test func sensorsThermostatAndPanelConverge() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let thermostat = try feature("climate-thermostat", ["--band", "0.5"], scratch: scratch)
-        let panel = try feature("climate-panel", [], scratch: scratch)
-        let kitchen = try feature(
+        let thermostat = try startFeature("climate-thermostat", ["--band", "0.5"], scratch: scratch)
+        let panel = try startFeature("climate-panel", [], scratch: scratch)
+        let kitchen = try startFeature(
             "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: scratch)
-        let hall = try feature(
+        let hall = try startFeature(
             "climate-sensor", ["--name", "hall", "--base-celsius", "19", "--interval-ms", "5", "--readings", "40"], scratch: scratch)
 
         // Sensors with a fixed number of readings exit on their own, cleanly, and their
@@ -24,7 +24,7 @@ import Testing
         #expect(try await hall.waitForExit() == 0)
         let kitchenLast = celsius(base: 18, sequence: 40)
         let hallLast = celsius(base: 19, sequence: 40)
-        let reading = try #require(try await json("climate/sensors/kitchen", scratch: scratch))
+        let reading = try #require(try await jsonObject("climate/sensors/kitchen", scratch: scratch))
         #expect(reading["sequence"] as? Int == 40)
         #expect(reading["celsius"] as? Double == kitchenLast)
         #expect(try await syncctl(["get", "climate/online/kitchen"], scratch: scratch).status == 2)
@@ -32,10 +32,10 @@ import Testing
         // The thermostat's decision converges on the last readings; below the band it heats.
         let average = ((kitchenLast + hallLast) / 2 * 100).rounded() / 100
         try await eventuallyAsync("the thermostat's decision on the last readings") {
-            let heater = try await json("climate/heater", scratch: scratch)
+            let heater = try await jsonObject("climate/heater", scratch: scratch)
             return heater?["averageCelsius"] as? Double == average && heater?["sensors"] as? Int == 2
         }
-        #expect(try await json("climate/heater", scratch: scratch)?["mode"] as? String == (average < 20.5 ? "heating" : "idle"))
+        #expect(try await jsonObject("climate/heater", scratch: scratch)?["mode"] as? String == (average < 20.5 ? "heating" : "idle"))
         // Each write names the process, the feature and the action whose effect made it, and
         // another process's history shows what it changed inside the value.
         let heaterHistory = try await syncctl(["--json", "history", "climate/heater", "--diff"], scratch: scratch)
@@ -51,17 +51,19 @@ import Testing
         // Raising the target from anywhere changes the decision live.
         _ = try await syncctl(["put", "climate/target", "\(average - 5)"], scratch: scratch)
         try await eventuallyAsync("the heater to stop under a lower target") {
-            try await json("climate/heater", scratch: scratch)?["mode"] as? String == "idle"
+            try await jsonObject("climate/heater", scratch: scratch)?["mode"] as? String == "idle"
         }
 
         // The panel shows the heater, and applies navigation requests in order.
         _ = try await syncctl(["put", "climate/panel/requests/1", #"{"command":"push","screen":"sensor/kitchen"}"#], scratch: scratch)
         _ = try await syncctl(["put", "climate/panel/requests/2", #"{"command":"push","screen":"sensor/hall"}"#], scratch: scratch)
         try await eventuallyAsync("the panel to apply both requests") {
-            try await json("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 2
+            try await jsonObject("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 2
         }
         #expect(
-            try await json("climate/panel/screen", scratch: scratch)?["path"] as? [String] == ["overview", "sensor/kitchen", "sensor/hall"])
+            try await jsonObject("climate/panel/screen", scratch: scratch)?["path"] as? [String] == [
+                "overview", "sensor/kitchen", "sensor/hall",
+            ])
         try await eventually("the panel's line") { panel.stdout.contains("overview › sensor/kitchen › sensor/hall  [heater idle") }
 
         // SIGTERM stops each long-running feature cleanly.
@@ -76,13 +78,13 @@ import Testing
     @Test func thePanelNeitherLosesNorRepeatsARequestAcrossRestarts() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        var panel = try feature("climate-panel", [], scratch: scratch)
+        var panel = try startFeature("climate-panel", [], scratch: scratch)
         for (index, screen) in ["a", "b", "c"].enumerated() {
             _ = try await syncctl(
                 ["put", "climate/panel/requests/\(index)", #"{"command":"push","screen":"\#(screen)"}"#], scratch: scratch)
         }
         try await eventuallyAsync("three requests applied") {
-            try await json("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 3
+            try await jsonObject("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 3
         }
 
         // Killed outright: requests published while it is down are applied once it is back,
@@ -91,12 +93,12 @@ import Testing
         _ = try await panel.waitForExit()
         _ = try await syncctl(["put", "climate/panel/requests/3", #"{"command":"pop"}"#], scratch: scratch)
         _ = try await syncctl(["put", "climate/panel/requests/4", #"{"command":"push","screen":"d"}"#], scratch: scratch)
-        panel = try feature("climate-panel", [], scratch: scratch)
+        panel = try startFeature("climate-panel", [], scratch: scratch)
         try await eventuallyAsync("five requests applied") {
-            try await json("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 5
+            try await jsonObject("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 5
         }
         try await Task.sleep(for: .milliseconds(200))
-        let screen = try #require(try await json("climate/panel/screen", scratch: scratch))
+        let screen = try #require(try await jsonObject("climate/panel/screen", scratch: scratch))
         #expect(screen["applied"] as? Int == 5)
         #expect(screen["path"] as? [String] == ["overview", "a", "b", "d"])
         #expect(try await syncctl(["list", "climate/panel/requests/"], scratch: scratch).stdout == "")
@@ -108,13 +110,13 @@ import Testing
 
     @Test func aFeatureProcessWaitsForSyncdAndRejectsBadArguments() async throws {
         let scratch = try Scratch()
-        let early = try feature("climate-sensor", ["--name", "porch", "--interval-ms", "1", "--readings", "3"], scratch: scratch)
+        let early = try startFeature("climate-sensor", ["--name", "porch", "--interval-ms", "1", "--readings", "3"], scratch: scratch)
         try await Task.sleep(for: .milliseconds(300))
         let daemon = try await DaemonProcess(scratch)
         #expect(try await early.waitForExit() == 0)
-        #expect(try await json("climate/sensors/porch", scratch: scratch)?["sequence"] as? Int == 3)
+        #expect(try await jsonObject("climate/sensors/porch", scratch: scratch)?["sequence"] as? Int == 3)
 
-        let bad = try feature("climate-sensor", ["--name", "a/b"], scratch: scratch)
+        let bad = try startFeature("climate-sensor", ["--name", "a/b"], scratch: scratch)
         #expect(try await bad.waitForExit() != 0)
         #expect(bad.stderr.contains("--name must be one key segment"))
         try await daemon.stop()
@@ -123,14 +125,14 @@ import Testing
     @Test func sigtermStopsAFeatureBusyWithWorkAndOneStillConnecting() async throws {
         let scratch = try Scratch()
         // Not connected yet: syncd is not running.
-        let waiting = try feature("climate-sensor", ["--name", "early", "--readings", "5"], scratch: scratch)
+        let waiting = try startFeature("climate-sensor", ["--name", "early", "--readings", "5"], scratch: scratch)
         try await Task.sleep(for: .milliseconds(300))
         waiting.signal(SIGTERM)
         #expect(try await waiting.waitForExit(timeout: .seconds(5)) == 0)
 
         let daemon = try await DaemonProcess(scratch)
-        let busy = try feature("climate-sensor", ["--name", "busy", "--readings", "100000", "--interval-ms", "50"], scratch: scratch)
-        try await eventuallyAsync("a reading") { try await json("climate/sensors/busy", scratch: scratch) != nil }
+        let busy = try startFeature("climate-sensor", ["--name", "busy", "--readings", "100000", "--interval-ms", "50"], scratch: scratch)
+        try await eventuallyAsync("a reading") { try await jsonObject("climate/sensors/busy", scratch: scratch) != nil }
         busy.signal(SIGTERM)
         #expect(try await busy.waitForExit(timeout: .seconds(5)) == 0)
         #expect(try await syncctl(["get", "climate/online/busy"], scratch: scratch).status == 2)
@@ -138,16 +140,6 @@ import Testing
     }
 
     // MARK: - Helpers
-
-    private func feature(_ name: String, _ arguments: [String], scratch: Scratch) throws -> ChildProcess {
-        try ChildProcess(try Binaries.path(name), ["--socket", scratch.socket] + arguments, scratch: scratch, name: name)
-    }
-
-    private func json(_ key: String, scratch: Scratch) async throws -> [String: Any]? {
-        let result = try await syncctl(["get", key], scratch: scratch)
-        guard result.status == 0 else { return nil }
-        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-    }
 
     /// The sensor example's curve, as `Sensor.celsius(base:sequence:)` computes it.
     private func celsius(base: Double, sequence: Int) -> Double {

@@ -270,3 +270,15 @@ struct WatchLine: Decodable, Equatable {
 func watchLines(_ output: String) throws -> [WatchLine] {
     try output.split(separator: "\n").map { try JSONDecoder().decode(WatchLine.self, from: Data($0.utf8)) }
 }
+
+/// Starts an example feature process (`climate-sensor`, ...) on the scratch directory's socket.
+func startFeature(_ name: String, _ arguments: [String], scratch: Scratch) throws -> ChildProcess {
+    try ChildProcess(try Binaries.path(name), ["--socket", scratch.socket] + arguments, scratch: scratch, name: name)
+}
+
+/// The value of `key` as a JSON object, read with `syncctl get`; nil when it does not exist.
+func jsonObject(_ key: String, scratch: Scratch) async throws -> [String: Any]? {
+    let result = try await syncctl(["get", key], scratch: scratch)
+    guard result.status == 0 else { return nil }
+    return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+}

@@ -172,12 +172,24 @@ struct WriteLanes: Sendable {
 struct PublishedRevision: Sendable {
     var revision: UInt64 = 0
     private var waiting: [(revision: UInt64, resume: @Sendable () -> Void)] = []
+    /// Set at shutdown: nothing waits any more.
+    private var isReleased = false
 
-    /// Calls `resume` once `target` is published; returns false when it already is.
+    /// Calls `resume` once `target` is published; returns false when it already is, or when
+    /// nothing may wait any more.
     mutating func wait(for target: UInt64, resume: @escaping @Sendable () -> Void) -> Bool {
-        guard target > revision else { return false }
+        guard target > revision, !isReleased else { return false }
         waiting.append((target, resume))
         return true
+    }
+
+    /// Lets nothing wait any more; returns what waited, to call. At shutdown: a committed write
+    /// is answered even if its revision never comes back (etcd gone), rather than holding
+    /// syncd's exit.
+    mutating func release() -> [@Sendable () -> Void] {
+        isReleased = true
+        defer { waiting = [] }
+        return waiting.map(\.resume)
     }
 
     /// Records that `published` is published; returns what waited for it, to call.

@@ -140,8 +140,14 @@ final class EtcdBackend: StateBackend {
                 shutDown()
             }
             // Writes taken before the shutdown are answered, and leases revoked, before the
-            // watch that publishes them stops.
+            // watch that publishes them stops; a write whose revision has not come back within
+            // a few seconds (etcd gone) is answered anyway, since etcd committed it.
+            let release = Task {
+                try await Task.sleep(for: .seconds(3))
+                for resume in self.published.withLock({ $0.release() }) { resume() }
+            }
             await waitForWrites()
+            release.cancel()
             await revokeEveryLease()
             group.cancelAll()
         }

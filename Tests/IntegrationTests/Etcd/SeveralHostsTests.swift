@@ -12,6 +12,26 @@ import Testing
 /// host, and the hosts ride out a stopped cluster by themselves.
 @Suite(.enabled(if: EtcdCluster.isEnabled, "SHAREDSTATE_ETCD_TESTS=1 runs the etcd suites (.ci/run does)"), .timeLimit(.minutes(4)))
 struct SeveralHostsTests {
+    /// A host: a scratch directory (its socket and lock) and the syncd on it, and the cluster
+    /// it uses, kept alive as long as the host.
+    private struct Host {
+        let cluster: EtcdCluster
+        let scratch: Scratch
+        let daemon: DaemonProcess
+        var socket: String { scratch.socket }
+    }
+
+    /// A new 3-member cluster and two hosts on it.
+    private func twoHosts() async throws -> (EtcdCluster, Host, Host) {
+        let cluster = try await EtcdCluster(scratch: try Scratch())
+        let a = try Scratch()
+        let b = try Scratch()
+        return (
+            cluster, Host(cluster: cluster, scratch: a, daemon: try await host(a, on: cluster)),
+            Host(cluster: cluster, scratch: b, daemon: try await host(b, on: cluster))
+        )
+    }
+
     /// A syncd on the etcd backend, on its own scratch directory's socket.
     private func host(_ scratch: Scratch, on cluster: EtcdCluster, leaseTTL: Int = 2) async throws -> DaemonProcess {
         try await DaemonProcess(
@@ -20,16 +40,6 @@ struct SeveralHostsTests {
                 "--backend", "etcd", "--etcd-endpoints", cluster.endpoints, "--etcd-prefix", "/test/",
                 "--etcd-lease-ttl", "\(leaseTTL)",
             ])
-    }
-
-    private func feature(_ name: String, _ arguments: [String], scratch: Scratch) throws -> ChildProcess {
-        try ChildProcess(try Binaries.path(name), ["--socket", scratch.socket] + arguments, scratch: scratch, name: name)
-    }
-
-    private func json(_ key: String, scratch: Scratch) async throws -> [String: Any]? {
-        let result = try await syncctl(["get", key], scratch: scratch)
-        guard result.status == 0 else { return nil }
-        return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     }
 
     private func eventuallyAsync(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
@@ -43,17 +53,13 @@ struct SeveralHostsTests {
     /// 1. A's writes reach B's watcher in revision order, with no gap and no duplicate; a sensor
     /// on A and a thermostat on B cooperate as they do on one host.
     @Test func hostsConvergeAndAWatcherOnBSeesAsWritesInOrder() async throws {
-        let clusterScratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: clusterScratch)
-        let a = try Scratch()
-        let b = try Scratch()
-        let hostA = try await host(a, on: cluster)
-        let hostB = try await host(b, on: cluster)
+        let (_, a, b) = try await twoHosts()
+        let (hostA, hostB) = (a.daemon, b.daemon)
 
-        let watch = try startWatch(["door/", "--count", "60"], scratch: b)
-        try await waitForWatches(1, scratch: b)
+        let watch = try startWatch(["door/", "--count", "60"], scratch: b.scratch)
+        try await waitForWatches(1, scratch: b.scratch)
         for index in 0..<60 {
-            let put = try await syncctl(["put", "door/\(index % 7)", "\(index)"], scratch: a)
+            let put = try await syncctl(["put", "door/\(index % 7)", "\(index)"], scratch: a.scratch)
             #expect(put.status == 0, "\(put.stderr)")
         }
         #expect(try await watch.waitForExit(timeout: .seconds(30)) == 0)
@@ -61,23 +67,25 @@ struct SeveralHostsTests {
         #expect(lines.count == 60)
         // Only these writes go to the cluster: etcd's revisions follow each other.
         #expect(zip(lines, lines.dropFirst()).allSatisfy { $1.revision == $0.revision + 1 })
-        #expect(try await syncctl(["list", "door/"], scratch: a).stdout == (try await syncctl(["list", "door/"], scratch: b).stdout))
+        #expect(
+            try await syncctl(["list", "door/"], scratch: a.scratch).stdout
+                == (try await syncctl(["list", "door/"], scratch: b.scratch).stdout))
         // A consistent read on B sees a write acknowledged on A, whatever B has applied yet.
         for value in 100..<110 {
-            _ = try await syncctl(["put", "door/last", "\(value)"], scratch: a)
-            #expect(try await syncctl(["get", "--consistent", "door/last"], scratch: b).stdout == "\(value)\n")
+            _ = try await syncctl(["put", "door/last", "\(value)"], scratch: a.scratch)
+            #expect(try await syncctl(["get", "--consistent", "door/last"], scratch: b.scratch).stdout == "\(value)\n")
         }
-        #expect(try await syncctl(["get", "--consistent", "door/none"], scratch: b).status == 2)
+        #expect(try await syncctl(["get", "--consistent", "door/none"], scratch: b.scratch).status == 2)
 
-        let thermostat = try feature("climate-thermostat", ["--band", "0.5"], scratch: b)
-        let sensor = try feature(
-            "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: a)
+        let thermostat = try startFeature("climate-thermostat", ["--band", "0.5"], scratch: b.scratch)
+        let sensor = try startFeature(
+            "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: a.scratch)
         #expect(try await sensor.waitForExit(timeout: .seconds(60)) == 0)
-        let reading = try #require(try await json("climate/sensors/kitchen", scratch: b))
+        let reading = try #require(try await jsonObject("climate/sensors/kitchen", scratch: b.scratch))
         #expect(reading["sequence"] as? Int == 40)
         // The thermostat on B decided from A's readings; A sees its decision.
         try await eventuallyAsync("the heater on host A") {
-            try await json("climate/heater", scratch: a)?["mode"] as? String == "heating"
+            try await jsonObject("climate/heater", scratch: a.scratch)?["mode"] as? String == "heating"
         }
         thermostat.signal(SIGTERM)
         _ = try await thermostat.waitForExit()
@@ -88,12 +96,8 @@ struct SeveralHostsTests {
     /// 2. Four writers on each host increment one key with `update {}`: etcd decides every
     /// compare once, so the count is exact and every version appears once in the history.
     @Test func aCASCounterIncrementedFromTwoHostsIsExact() async throws {
-        let clusterScratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: clusterScratch)
-        let a = try Scratch()
-        let b = try Scratch()
-        let hostA = try await host(a, on: cluster)
-        let hostB = try await host(b, on: cluster)
+        let (_, a, b) = try await twoHosts()
+        let (hostA, hostB) = (a.daemon, b.daemon)
         let perWriter = Int(ProcessInfo.processInfo.environment["TEST_ETCD_INCREMENTS"] ?? "") ?? 500
         let counter = SharedKey<Int>("counter/value", default: 0)
         let start = try await SharedStateClient.connect(.init(socketPath: b.socket)).status().revision
@@ -112,10 +116,10 @@ struct SeveralHostsTests {
             try await group.waitForAll()
         }
         let total = 8 * perWriter
-        #expect(try await syncctl(["get", "counter/value"], scratch: a).stdout == "\(total)\n")
-        #expect(try await syncctl(["get", "counter/value"], scratch: b).stdout == "\(total)\n")
+        #expect(try await syncctl(["get", "counter/value"], scratch: a.scratch).stdout == "\(total)\n")
+        #expect(try await syncctl(["get", "counter/value"], scratch: b.scratch).stdout == "\(total)\n")
         let history = try await syncctl(
-            ["--json", "watch", "counter/", "--from-revision", "\(start)", "--count", "\(total)"], scratch: b)
+            ["--json", "watch", "counter/", "--from-revision", "\(start)", "--count", "\(total)"], scratch: b.scratch)
         #expect(history.status == 0, "\(history.stderr)")
         let versions = try watchLines(history.stdout).map(\.version)
         #expect(versions == Array(1...UInt64(total)))
@@ -126,22 +130,18 @@ struct SeveralHostsTests {
     /// 4. A host killed while a process on it holds presence: the other host's watcher sees the
     /// key deleted once the host's lease expires.
     @Test func presenceOfAKilledHostEndsWithinTheLeaseTTL() async throws {
-        let clusterScratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: clusterScratch)
-        let a = try Scratch()
-        let b = try Scratch()
-        let hostA = try await host(a, on: cluster, leaseTTL: 2)
-        let hostB = try await host(b, on: cluster, leaseTTL: 2)
-        let watch = try startWatch(["presence/", "--count", "4"], scratch: b)
-        try await waitForWatches(1, scratch: b)
+        let (_, a, b) = try await twoHosts()
+        let (hostA, hostB) = (a.daemon, b.daemon)
+        let watch = try startWatch(["presence/", "--count", "4"], scratch: b.scratch)
+        try await waitForWatches(1, scratch: b.scratch)
         let holder = try ChildProcess(
             try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/kiosk-a", "true", "--ephemeral", "--hold"],
-            scratch: a, name: "holder")
+            scratch: a.scratch, name: "holder")
         try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
         // A process that ends on a live host loses its key at once: its lease is revoked.
         let brief = try ChildProcess(
             try Binaries.path("syncctl"), ["--socket", b.socket, "put", "presence/kiosk-b", "true", "--ephemeral", "--hold"],
-            scratch: b, name: "brief")
+            scratch: b.scratch, name: "brief")
         try await eventually("the second holder's put") { brief.stdout.contains("OK revision") }
         brief.signal(SIGKILL)
         _ = try await brief.waitForExit()
@@ -167,45 +167,41 @@ struct SeveralHostsTests {
     /// reads serve the last state and `status` says since when it is stale; when the cluster
     /// is back, both hosts recover by themselves and their watchers end at the same state.
     @Test func bothHostsRecoverByThemselvesWhenTheClusterComesBack() async throws {
-        let clusterScratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: clusterScratch)
-        let a = try Scratch()
-        let b = try Scratch()
-        let hostA = try await host(a, on: cluster)
-        let hostB = try await host(b, on: cluster)
-        _ = try await syncctl(["put", "menu/soup", #""tomato""#], scratch: a)
-        let watchA = try startWatch(["menu/", "--snapshot"], scratch: a)
-        let watchB = try startWatch(["menu/", "--snapshot"], scratch: b)
-        try await waitForWatches(1, scratch: a)
-        try await waitForWatches(1, scratch: b)
+        let (cluster, a, b) = try await twoHosts()
+        let (hostA, hostB) = (a.daemon, b.daemon)
+        _ = try await syncctl(["put", "menu/soup", #""tomato""#], scratch: a.scratch)
+        let watchA = try startWatch(["menu/", "--snapshot"], scratch: a.scratch)
+        let watchB = try startWatch(["menu/", "--snapshot"], scratch: b.scratch)
+        try await waitForWatches(1, scratch: a.scratch)
+        try await waitForWatches(1, scratch: b.scratch)
 
         try await cluster.killAll()
         let refused = ContinuousClock.now
-        let put = try await syncctl(["put", "menu/soup", #""leek""#], scratch: a)
+        let put = try await syncctl(["put", "menu/soup", #""leek""#], scratch: a.scratch)
         let refusal = ContinuousClock.now - refused
         #expect(put.status != 0)
         #expect(put.stderr.contains("unavailable") || put.stderr.contains("etcd"), "\(put.stderr)")
         #expect(refusal < .seconds(7), "a write took \(refusal) to fail while etcd was down")
-        #expect(try await syncctl(["get", "menu/soup"], scratch: b).stdout == "\"tomato\"\n")
+        #expect(try await syncctl(["get", "menu/soup"], scratch: b.scratch).stdout == "\"tomato\"\n")
         try await eventuallyAsync("host B to say it is stale") {
-            try await syncctl(["--json", "status"], scratch: b).stdout.contains(#""staleSince""#)
+            try await syncctl(["--json", "status"], scratch: b.scratch).stdout.contains(#""staleSince""#)
         }
         try await Task.sleep(for: .seconds(2))
 
         for index in cluster.members.indices { try cluster.start(index) }
         try await cluster.waitUntilHealthy()
         try await eventuallyAsync("a write through host A") {
-            try await syncctl(["put", "menu/soup", #""leek""#], scratch: a).status == 0
+            try await syncctl(["put", "menu/soup", #""leek""#], scratch: a.scratch).status == 0
         }
-        _ = try await syncctl(["put", "menu/bread", #""rye""#], scratch: b)
+        _ = try await syncctl(["put", "menu/bread", #""rye""#], scratch: b.scratch)
         try await eventuallyAsync("both hosts caught up") {
-            let statusA = try await syncctl(["--json", "status"], scratch: a).stdout
-            let statusB = try await syncctl(["--json", "status"], scratch: b).stdout
+            let statusA = try await syncctl(["--json", "status"], scratch: a.scratch).stdout
+            let statusB = try await syncctl(["--json", "status"], scratch: b.scratch).stdout
             return statusA.contains(#""caughtUp":true"#) && statusB.contains(#""caughtUp":true"#)
         }
-        let listA = try await syncctl(["list", "menu/"], scratch: a).stdout
+        let listA = try await syncctl(["list", "menu/"], scratch: a.scratch).stdout
         #expect(listA == "menu/bread\t\"rye\"\nmenu/soup\t\"leek\"\n")
-        #expect(try await syncctl(["list", "menu/"], scratch: b).stdout == listA)
+        #expect(try await syncctl(["list", "menu/"], scratch: b.scratch).stdout == listA)
         try await eventually("both watchers at the cluster's state") {
             watchA.stdout.contains(#""rye""#) && watchB.stdout.contains(#""rye""#)
         }
@@ -224,12 +220,8 @@ struct SeveralHostsTests {
     /// lost, writers see a short run of `unavailable` at most, and a watcher on the other host
     /// sees every version once, with no gap.
     @Test func killingTheEtcdLeaderUnderLoadLosesNoAcknowledgedWrite() async throws {
-        let clusterScratch = try Scratch()
-        let cluster = try await EtcdCluster(scratch: clusterScratch)
-        let a = try Scratch()
-        let b = try Scratch()
-        let hostA = try await host(a, on: cluster)
-        let hostB = try await host(b, on: cluster)
+        let (cluster, a, b) = try await twoHosts()
+        let (hostA, hostB) = (a.daemon, b.daemon)
         let counter = SharedKey<Int>("counter/value", default: 0)
         let watcher = try await SharedStateClient.connect(.init(socketPath: b.socket, clientName: "watcher"))
         let seen = SeenVersions()
@@ -274,7 +266,8 @@ struct SeveralHostsTests {
         try await cluster.kill(try await cluster.leaderIndex())
         try await writers.value
         let result = outcomes.counts.withLock { $0 }
-        let value = Int(try await syncctl(["get", "counter/value"], scratch: b).stdout.trimmingCharacters(in: .whitespacesAndNewlines))!
+        let value = Int(
+            try await syncctl(["get", "counter/value"], scratch: b.scratch).stdout.trimmingCharacters(in: .whitespacesAndNewlines))!
         // Each acknowledged increment is in; one whose outcome etcd left unknown may be too.
         #expect(value >= result.acknowledged && value <= result.acknowledged + result.unavailable)
         #expect(result.longestRun <= 20, "a writer saw \(result.longestRun) unavailable in a row")
