@@ -97,6 +97,19 @@ extension StateEngine {
         published.withLock { $0.revision = max($0.revision, revision) }
     }
 
+    /// Records that the backend no longer holds the revisions up to `revision`: new replays from
+    /// before it are `compacted`.
+    func historyForgotten(through revision: UInt64) {
+        published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
+    }
+
+    /// Every published entry, read from a copy of the key order taken now (O(1)), off the
+    /// engine's lock.
+    func allEntries() -> [Entry] {
+        let order = published.withLock { $0.entries.order }
+        return Self.entries(in: order, selectedBy: [""], readable: nil)
+    }
+
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
     static func latestEntries(of revisions: [CommittedRevision]) -> [String: Entry?] {
         var latest: [String: Entry?] = [:]

@@ -45,7 +45,7 @@ final class EtcdBackend: StateBackend {
     }
 
     /// What the backend knows of etcd, for `status`.
-    struct Connection: Sendable {
+    struct ClusterView: Sendable {
         var endpoint: EtcdEndpoint
         var clusterRevision: UInt64 = 0
         /// Since when the watch has been broken, while it is.
@@ -55,7 +55,7 @@ final class EtcdBackend: StateBackend {
     let client: EtcdClient
     let configuration: Configuration
     let logger: Logger
-    let connection: Mutex<Connection>
+    let cluster: Mutex<ClusterView>
     let recent: Mutex<RecentRevisions>
     let writes = Mutex(WriteLanes())
     let leases = Mutex(SessionLeases())
@@ -74,7 +74,7 @@ final class EtcdBackend: StateBackend {
         self.configuration = configuration
         self.logger = logger
         self.client = try EtcdClient(endpoints: configuration.endpoints, logger: logger)
-        self.connection = Mutex(Connection(endpoint: configuration.endpoints[0]))
+        self.cluster = Mutex(ClusterView(endpoint: configuration.endpoints[0]))
         self.recent = Mutex(RecentRevisions(after: 0))
     }
 
@@ -174,22 +174,22 @@ final class EtcdBackend: StateBackend {
                 for try await update in client.watch(key: range.key, rangeEnd: range.end, startRevision: from) {
                     switch update {
                     case .started(let endpoint):
-                        let wasStale = connection.withLock { connection in
+                        let wasStale = cluster.withLock { view in
                             defer {
-                                connection.endpoint = endpoint
-                                connection.staleSince = nil
+                                view.endpoint = endpoint
+                                view.staleSince = nil
                             }
-                            return connection.staleSince != nil
+                            return view.staleSince != nil
                         }
                         if wasStale { logger.notice("following etcd again", metadata: ["endpoint": "\(endpoint)"]) }
                     case .events(let events, let revision):
-                        connection.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
+                        cluster.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
                         publish(space.revisions(of: events, session: session(ofLease:)), to: engine)
                         // Every change under the prefix up to etcd's revision has come: writes
                         // outside the prefix move etcd's revision too.
                         advance(engine, to: UInt64(revision))
                     case .progress(let revision):
-                        connection.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
+                        cluster.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
                         advance(engine, to: UInt64(revision))
                     case .interrupted(let reason):
                         markStale(because: reason)
@@ -219,7 +219,7 @@ final class EtcdBackend: StateBackend {
         }
         engine.publish(revisions)
         if let trimmed {
-            engine.published.withLock { $0.compactedRevision = max($0.compactedRevision, trimmed) }
+            engine.historyForgotten(through: trimmed)
         }
         let answers = published.withLock { $0.advance(to: last) }
         for answer in answers { answer() }
@@ -237,10 +237,9 @@ final class EtcdBackend: StateBackend {
             try? await Task.sleep(for: .seconds(1))
             return
         }
-        let current = engine.published.withLock { state in state.entries.all.map { $0.entry() } }
+        // Only this loop publishes, so the entries cannot change until the difference is published.
+        let current = engine.allEntries()
         let changes = EtcdKeySpace.differences(from: current, to: snapshot.entries, revision: snapshot.revision)
-        recent.withLock { $0.compact(through: snapshot.revision) }
-        engine.published.withLock { $0.compactedRevision = max($0.compactedRevision, snapshot.revision) }
         if changes.isEmpty {
             advance(engine, to: snapshot.revision)
         } else {
@@ -248,6 +247,9 @@ final class EtcdBackend: StateBackend {
                 [CommittedRevision(revision: snapshot.revision, changes: changes, origin: .syncd("read again after etcd compacted"))],
                 to: engine)
         }
+        // After the revision is published: the compacted revision never passes the current one.
+        recent.withLock { $0.compact(through: snapshot.revision) }
+        engine.historyForgotten(through: snapshot.revision)
     }
 
     /// Moves the engine's revision up to `revision`, which changed nothing under the prefix, and
@@ -259,9 +261,9 @@ final class EtcdBackend: StateBackend {
     }
 
     private func markStale(because reason: String) {
-        let isNew = connection.withLock { connection in
-            defer { connection.staleSince = connection.staleSince ?? Date() }
-            return connection.staleSince == nil
+        let isNew = cluster.withLock { view in
+            defer { view.staleSince = view.staleSince ?? Date() }
+            return view.staleSince == nil
         }
         if isNew {
             logger.warning("lost etcd; serving the last state it sent until it is back", metadata: ["reason": "\(reason)"])
@@ -269,10 +271,10 @@ final class EtcdBackend: StateBackend {
     }
 
     var status: BackendStatus {
-        let connection = connection.withLock { $0 }
+        let view = cluster.withLock { $0 }
         return BackendStatus(
-            name: name, location: "\(connection.endpoint)", sourceRevision: connection.clusterRevision,
-            staleSince: connection.staleSince?.timeIntervalSince1970)
+            name: name, location: "\(view.endpoint)", sourceRevision: view.clusterRevision,
+            staleSince: view.staleSince?.timeIntervalSince1970)
     }
 
     /// A linearizable read of `key` from etcd, at etcd's current revision.
