@@ -75,8 +75,9 @@ public final class Daemon: Sendable {
             try backend.expireEphemeralKeysOfPreviousRun(in: engine)
         case .etcd(let etcd):
             do {
-                let backend = try EtcdBackend(
-                    configuration: .init(etcd, retainedRevisions: configuration.retainedRevisions), logger: logger)
+                var backendConfiguration = try EtcdBackend.Configuration(etcd, retainedRevisions: configuration.retainedRevisions)
+                backendConfiguration.ledger = LeaseLedger(databasePath: databasePath)
+                let backend = try EtcdBackend(configuration: backendConfiguration, logger: logger)
                 engine = StateEngine(backend: backend, state: try await backend.load(), configuration: engineConfiguration, logger: logger)
             } catch {
                 let message = (error as? SharedStateError)?.message ?? "\(error)"

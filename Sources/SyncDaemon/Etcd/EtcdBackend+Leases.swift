@@ -4,7 +4,9 @@ import SharedStateWire
 import Synchronization
 
 /// Ephemeral keys: one etcd lease per session that puts any, granted at its first ephemeral put,
-/// kept alive while this syncd runs, revoked when the session ends.
+/// kept alive while this syncd runs, revoked when the session ends. The leases held are recorded
+/// in the ``LeaseLedger``, and the next syncd on this host revokes those of a syncd that was
+/// killed before it could.
 extension EtcdBackend {
     /// The lease of `session`, granted now if it has none.
     func lease(for session: UInt64) async throws(SharedStateError) -> Int64 {
@@ -16,6 +18,7 @@ extension EtcdBackend {
             throw Self.writeFailure(error)
         }
         leases.withLock { $0.bind(session, to: id) }
+        recordLeases()
         return id
     }
 
@@ -23,6 +26,7 @@ extension EtcdBackend {
     /// etcd cannot be told, the lease is no longer kept alive and expires by itself.
     func revokeLease(of session: UInt64) async {
         guard let id = leases.withLock({ $0.unbind(session) }) else { return }
+        defer { recordLeases() }
         do {
             try await client.revokeLease(id)
         } catch {
@@ -51,11 +55,61 @@ extension EtcdBackend {
                     // ephemeral put gets a new lease.
                     if let session = leases.withLock({ $0.forget(lease: id) }) {
                         logger.warning("a session's lease expired; its ephemeral keys were deleted", metadata: ["session": "\(session)"])
+                        recordLeases()
                     }
                 }
             } catch {
                 logger.warning("could not renew the sessions' leases", metadata: ["error": "\(error)"])
             }
+        }
+    }
+
+    /// Revokes the leases the ledger holds: those of the syncd that ran here before, which was
+    /// killed before it could revoke them. Their sessions are gone, and so go their ephemeral
+    /// keys, before this syncd reads the state. A lease etcd cannot be asked to revoke stays in
+    /// the ledger (and its keys go when it expires).
+    func revokeLeasesOfPreviousRun() async {
+        guard let ledger = configuration.ledger else { return }
+        let previous: [Int64]
+        do {
+            previous = try ledger.read()
+        } catch {
+            logger.warning("ignoring the ledger of the previous run's leases", metadata: ["error": "\(error)"])
+            previous = []
+        }
+        guard !previous.isEmpty else { return }
+        var kept: [Int64] = []
+        for id in previous {
+            do {
+                try await client.revokeLease(id)
+            } catch {
+                kept.append(id)
+                logger.warning(
+                    "could not revoke a lease of the previous run; its keys go when it expires",
+                    metadata: ["lease": "\(id)", "error": "\(error)"])
+            }
+        }
+        logger.notice(
+            "revoked the leases the previous syncd left behind; their ephemeral keys are deleted",
+            metadata: ["leases": "\(previous.count - kept.count)", "ledger": "\(ledger.path)"])
+        write(kept, to: ledger)
+    }
+
+    /// Records the leases held now in the ledger.
+    func recordLeases() {
+        guard let ledger = configuration.ledger else { return }
+        ledgerWrites.withLock { _ in
+            write(leases.withLock { $0.leases }, to: ledger)
+        }
+    }
+
+    /// Writes `leases` to `ledger`; a failure is logged (if this syncd is then killed, its
+    /// sessions' keys go when their leases expire).
+    private func write(_ leases: [Int64], to ledger: LeaseLedger) {
+        do {
+            try ledger.write(leases)
+        } catch {
+            logger.warning("could not record the sessions' leases", metadata: ["ledger": "\(ledger.path)", "error": "\(error)"])
         }
     }
 

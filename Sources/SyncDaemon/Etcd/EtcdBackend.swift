@@ -29,6 +29,9 @@ final class EtcdBackend: StateBackend {
         var leaseTTL: Int64 = 5
         /// The most revisions kept in memory for replays and history.
         var retainedRevisions = 100_000
+        /// Where the leases of this syncd's sessions are recorded, for the next syncd on this
+        /// host to revoke; nil records them nowhere.
+        var ledger: LeaseLedger?
 
         /// The backend `etcd` configures; it keeps at most 100,000 revisions in memory, fewer
         /// if `retainedRevisions` (`--retain-revisions`) says so.
@@ -59,6 +62,8 @@ final class EtcdBackend: StateBackend {
     let recent: Mutex<RecentRevisions>
     let writes = Mutex(WriteLanes())
     let leases = Mutex(SessionLeases())
+    /// Held while the ledger is written, so the last write records the newest leases.
+    let ledgerWrites = Mutex(())
     let published = Mutex(PublishedRevision())
     private let stop = Mutex<(stopped: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     /// The client's connections, running from ``load()`` until ``run(publishingTo:)`` returns.
@@ -91,6 +96,7 @@ final class EtcdBackend: StateBackend {
                 do { try await client.run() } catch { logger.error("the etcd client stopped", metadata: ["error": "\(error)"]) }
             }
         }
+        await revokeLeasesOfPreviousRun()
         let snapshot = try await readSnapshot()
         recent.withLock { $0 = RecentRevisions(after: snapshot.revision) }
         published.withLock { $0.revision = snapshot.revision }

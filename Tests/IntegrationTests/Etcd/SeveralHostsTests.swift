@@ -163,6 +163,45 @@ struct SeveralHostsTests {
         try await hostB.stop()
     }
 
+    /// 4b. A host's syncd killed and started again while a process on it holds presence: the new
+    /// syncd revokes the dead one's leases before it serves (they are in its lease ledger), so
+    /// the process puts its key back as soon as it reconnects, long before the lease's TTL; a
+    /// watcher on the other host sees it deleted and put again, in order. The same after SIGTERM.
+    @Test func presenceComesBackWhenAHostsSyncdRestarts() async throws {
+        let cluster = try await EtcdCluster(scratch: try Scratch())
+        let (a, b) = (try Scratch(), try Scratch())
+        // A TTL longer than the test waits: only the revocation can free the key in time.
+        var hostA = try await host(a, on: cluster, leaseTTL: 30)
+        let hostB = try await host(b, on: cluster)
+        let watch = try startWatch(["presence/", "--count", "5"], scratch: b)
+        try await waitForWatches(1, scratch: b)
+        let holder = try ChildProcess(
+            try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/door-lock", "true", "--ephemeral", "--hold"],
+            scratch: a, name: "holder")
+        try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
+
+        for signal in [SIGKILL, SIGTERM] {
+            hostA.child.signal(signal)
+            _ = try await hostA.child.waitForExit()
+            hostA = try await host(a, on: cluster, leaseTTL: 30)
+            let restarted = ContinuousClock.now
+            try await eventuallyAsync("presence back on host B after \(signal == SIGKILL ? "SIGKILL" : "SIGTERM")") {
+                try await syncctl(["get", "presence/door-lock"], scratch: b).status == 0
+            }
+            let back = ContinuousClock.now - restarted
+            #expect(back < .seconds(2), "presence came back \(back) after syncd was ready again")
+        }
+        #expect(try await watch.waitForExit(timeout: .seconds(10)) == 0)
+        let lines = try watchLines(watch.stdout)
+        #expect(lines.map(\.type) == ["put", "delete", "put", "delete", "put"])
+        #expect(Set(lines.map(\.key)) == ["presence/door-lock"])
+        #expect(holder.isRunning)
+        holder.signal(SIGKILL)
+        _ = try await holder.waitForExit()
+        try await hostA.stop()
+        try await hostB.stop()
+    }
+
     /// 5. The whole cluster stops for a few seconds: writes fail with `unavailable` at once,
     /// reads serve the last state and `status` says since when it is stale; when the cluster
     /// is back, both hosts recover by themselves and their watchers end at the same state.
