@@ -1,5 +1,6 @@
 import Foundation
 import SharedStateWire
+import SyncClient
 import Testing
 
 #if canImport(Glibc)
@@ -57,6 +58,37 @@ import Testing
         let event3 = try #require(order.firstIndex(of: "event 3"))
         let answer2 = try #require(order.firstIndex(of: "response 2"))
         #expect(event3 < answer2)
+        try await daemon.stop()
+    }
+
+    /// Many tasks sending on one client connection at once, more than its socket holds: each
+    /// request is written by its caller's thread while nothing waits before it, and queued behind
+    /// what does otherwise. Every frame must still reach syncd whole, each task's in its order.
+    @Test func requestsFromManyTasksAtOnceArriveWholeAndInEachTasksOrder() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "many-tasks"))
+        let filler = String(repeating: "x", count: 96 * 1024)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for sequence in 1...40 {
+                        // A large frame, then a small one: the socket fills and drains under both.
+                        try await client.put("many/\(task)", json: #"{"sequence":\#(sequence),"filler":"\#(filler)"}"#)
+                        try await client.put("many/\(task)/small", json: "\(sequence)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        for task in 0..<8 {
+            let entry = try await client.get("many/\(task)")
+            let object = try #require(try JSONSerialization.jsonObject(with: entry.value) as? [String: Any])
+            #expect(object["sequence"] as? Int == 40)
+            #expect(entry.version == 40)
+            #expect(try await client.get("many/\(task)/small").value == Data("40".utf8))
+        }
+        await client.close()
         try await daemon.stop()
     }
 

@@ -10,11 +10,11 @@ final class Connection: Sendable {
     let welcome: Sharedstate_V1_Welcome
     private let outbound: OutboundQueue
 
-    private init(channel: any Channel, router: ResponseRouter, welcome: Sharedstate_V1_Welcome) {
+    private init(channel: any Channel, descriptor: CInt, router: ResponseRouter, welcome: Sharedstate_V1_Welcome) {
         self.channel = channel
         self.router = router
         self.welcome = welcome
-        self.outbound = OutboundQueue(channel: channel)
+        self.outbound = OutboundQueue(channel: channel, descriptor: descriptor)
     }
 
     /// Connects to the socket in `configuration` and completes the handshake.
@@ -25,6 +25,15 @@ final class Connection: Sendable {
         let router = ResponseRouter()
         let path = configuration.socketPath
         let channel: any Channel
+        let socket: CInt
+        do {
+            socket = try UnixSocket.connect(to: path)
+        } catch {
+            throw SharedStateError(
+                .unavailable,
+                "cannot reach syncd at \(path): \(error). Is syncd running? Start it with `syncd`, or point --socket / SYNCD_SOCKET at its socket."
+            )
+        }
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelInitializer { channel in
@@ -35,7 +44,7 @@ final class Connection: Sendable {
                         )
                     }
                 }
-                .connect(unixDomainSocketPath: path)
+                .withConnectedSocket(socket)
                 .get()
         } catch {
             throw SharedStateError(
@@ -59,7 +68,8 @@ final class Connection: Sendable {
                     "syncd at \(path) speaks protocol version \(welcome.protocolVersion); this client speaks \(WireProtocol.version)"
                 )
             }
-            return Connection(channel: channel, router: router, welcome: welcome)
+            // The duplicate the caller's thread writes to (see OutboundQueue); -1 if none can be had.
+            return Connection(channel: channel, descriptor: dup(socket), router: router, welcome: welcome)
         } catch {
             channel.close(promise: nil)
             throw error as? SharedStateError ?? SharedStateError(.unavailable, "handshake with syncd at \(path) failed: \(error)")

@@ -1,0 +1,73 @@
+import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The few socket calls the client makes itself, outside NIO: connecting the socket it then hands
+/// to NIO, and writing to it from the caller's thread (see ``OutboundQueue``).
+enum UnixSocket {
+    /// A non-blocking stream socket connected to `path`.
+    ///
+    /// - Throws: The `errno` of the call that failed, as a sentence (`strerror`).
+    static func connect(to path: String) throws(UnixSocketError) -> CInt {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let bytes = Array(path.utf8)
+        guard bytes.count < capacity else {
+            throw UnixSocketError(description: "the path is \(bytes.count) bytes, longer than a socket path may be (\(capacity - 1))")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else { throw UnixSocketError(errno: errno) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let error = UnixSocketError(errno: errno)
+            close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Writes what it can of `buffer` to `descriptor` without blocking, and moves its reader
+    /// index past what was written; returns false when the socket took part or none of it (it is
+    /// full, or failed: the rest then goes through NIO, which reports the failure).
+    static func writeWithoutBlocking(_ buffer: inout ByteBuffer, to descriptor: CInt) -> Bool {
+        while buffer.readableBytes > 0 {
+            let written = buffer.withUnsafeReadableBytes { bytes in
+                send(descriptor, bytes.baseAddress, bytes.count, CInt(MSG_DONTWAIT) | CInt(MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                buffer.moveReaderIndex(forwardBy: written)
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+}
+
+/// Why a socket call failed.
+struct UnixSocketError: Error, CustomStringConvertible {
+    let description: String
+
+    init(description: String) {
+        self.description = description
+    }
+
+    init(errno code: CInt) {
+        description = String(cString: strerror(code))
+    }
+}
