@@ -58,10 +58,28 @@ for host in a b; do
 done
 until "$bin/syncctl" --socket "$work/a.sock" status >/dev/null 2>&1 && "$bin/syncctl" --socket "$work/b.sock" status >/dev/null 2>&1; do sleep 0.1; done
 
-echo "## etcd: $puts puts of 20 B, $clients clients (one connection), straight to etcd"
+# CPU time (utime + stime, in clock ticks) of the processes given, and of the benchmark's client
+# (this shell's children that end meanwhile), so a run can say where each put's CPU went.
+ticks() {
+    local total=0 pid
+    for pid in "$@"; do total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+    echo "$total"
+}
+children_ticks() { awk '{print $16 + $17}' /proc/$$/stat; }
+per_put() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" -v n="$2" 'BEGIN { printf "%.0f", t * 1e6 / hz / n }'; }
+etcd_pids=("${pids[@]:0:3}")
+cpu_report() { # before-etcd before-a before-b before-client count
+    echo "   CPU µs per put: etcd (3 members) $(per_put $(($(ticks "${etcd_pids[@]}") - $1)) "$5"), syncd A $(per_put $(($(ticks "${pids[3]}") - $2)) "$5"), syncd B $(per_put $(($(ticks "${pids[4]}") - $3)) "$5"), the benchmark's client $(per_put $(($(children_ticks) - $4)) "$5")"
+}
+
+echo "## etcd: $puts puts of 20 B, $clients clients (one connection), straight to etcd (outside syncd's prefix)"
+before=($(ticks "${etcd_pids[@]}") $(ticks "${pids[3]}") $(ticks "${pids[4]}") $(children_ticks))
 "$bin/etcd-bench" --endpoints "$endpoints" --clients "$clients" --count "$puts" --value-size 20
+cpu_report "${before[@]}" "$puts"
 echo "## the same through syncd (host A), $clients connections x pipeline 1"
+before=($(ticks "${etcd_pids[@]}") $(ticks "${pids[3]}") $(ticks "${pids[4]}") $(children_ticks))
 "$bin/syncctl" --socket "$work/a.sock" bench put --connections "$clients" --pipeline 1 --count "$puts" --value-size 20
+cpu_report "${before[@]}" "$puts"
 echo "## one put at a time: straight to etcd, then through syncd"
 "$bin/etcd-bench" --endpoints "$endpoints" --clients 1 --count $((puts / 10)) --value-size 20
 "$bin/syncctl" --socket "$work/a.sock" bench put --connections 1 --pipeline 1 --count $((puts / 10)) --value-size 20

@@ -30,16 +30,25 @@ public final class EtcdClient: Sendable {
     private let logger: Logger
     /// How long one call may take before it counts as a failure of its endpoint.
     let callTimeout: Duration
+    /// How long a watch's endpoint may stay silent, though asked for progress, before the watch
+    /// takes it as failed and moves to the next.
+    let watchSilenceLimit: Duration
 
     /// Creates a client; nothing connects before ``run()`` runs and a call is made.
     ///
     /// - Parameter callTimeout: How long a unary call waits for its endpoint before trying the
     ///   next one. etcd answers within its election timeout (1 s by default) even without a leader,
     ///   but a write waits for the quorum's disks; etcdctl waits 5 s too.
-    public init(endpoints: [EtcdEndpoint], callTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "etcd")) throws {
+    /// - Parameter watchSilenceLimit: How long a watch's endpoint may leave a request for
+    ///   progress unanswered before the watch moves to the next one.
+    public init(
+        endpoints: [EtcdEndpoint], callTimeout: Duration = .seconds(5), watchSilenceLimit: Duration = .seconds(3),
+        logger: Logger = Logger(label: "etcd")
+    ) throws {
         precondition(!endpoints.isEmpty, "an etcd client needs at least one endpoint")
         self.endpoints = endpoints
         self.callTimeout = callTimeout
+        self.watchSilenceLimit = watchSilenceLimit
         self.logger = logger
         var config = HTTP2ClientTransport.Posix.Config.defaults
         // A member that stops answering is noticed within seconds, not at the next TCP timeout.

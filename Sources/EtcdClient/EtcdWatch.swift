@@ -23,7 +23,9 @@ extension EtcdClient {
     /// The watch outlives endpoint failures: it moves to the next endpoint and resumes there
     /// from the revision after the last event it reported, so no change is missed or repeated.
     /// It asks etcd to end it when its member loses the cluster's leader, so a member cut off
-    /// from the others cannot leave it silently behind. It ends with
+    /// from the others cannot leave it silently behind; and it asks for a progress notice every
+    /// third of ``watchSilenceLimit``, so an endpoint this host is cut off from (whose packets are
+    /// dropped, not refused) is left once it has been silent that long. It ends with
     /// ``EtcdError/compacted(requested:compactedRevision:)`` when the revision it must resume from
     /// is compacted.
     public func watch(
@@ -63,17 +65,30 @@ extension EtcdClient {
                 }
             }
             let reason: String
+            let lastHeard = Mutex(ContinuousClock.now)
+            let silenceLimit = watchSilenceLimit
             do {
                 // etcd ends a watch marked so when its member has no leader.
                 try await Etcdserverpb_Watch.Client(wrapping: client(at: index)).watch(
                     metadata: ["hasleader": "true"],
                     requestProducer: { writer in
                         try await writer.write(request)
-                        // Closing the request stream would end the watch: hold it open.
-                        while true { try await Task.sleep(for: .seconds(3600)) }
+                        // Closing the request stream would end the watch: it stays open, and asks
+                        // for a progress notice every so often. An endpoint cut off by the network
+                        // drops packets rather than refusing them: its silence is how it shows.
+                        let probe = silenceLimit / 3
+                        while true {
+                            try await Task.sleep(for: probe)
+                            let silence = ContinuousClock.now - lastHeard.withLock { $0 }
+                            if silence > silenceLimit {
+                                throw RPCError(code: .unavailable, message: "etcd did not answer the watch for \(silence)")
+                            }
+                            try await writer.write(.with { $0.progressRequest = .init() })
+                        }
                     },
                     onResponse: { response in
                         for try await message in response.messages {
+                            lastHeard.withLock { $0 = .now }
                             if message.canceled {
                                 if message.compactRevision > 0 {
                                     throw EtcdError.compacted(

@@ -66,6 +66,7 @@ public final class Daemon: Sendable {
         )
         let engine: StateEngine
         var storage: Storage?
+        var etcdBackend: EtcdBackend?
         switch configuration.backend {
         case .sqlite:
             let opened = try Storage(path: databasePath, durability: configuration.durability)
@@ -78,6 +79,7 @@ public final class Daemon: Sendable {
                 var backendConfiguration = try EtcdBackend.Configuration(etcd, retainedRevisions: configuration.retainedRevisions)
                 backendConfiguration.ledger = LeaseLedger(databasePath: databasePath)
                 let backend = try EtcdBackend(configuration: backendConfiguration, logger: logger)
+                etcdBackend = backend
                 engine = StateEngine(backend: backend, state: try await backend.load(), configuration: engineConfiguration, logger: logger)
             } catch {
                 let message = (error as? SharedStateError)?.message ?? "\(error)"
@@ -113,6 +115,14 @@ public final class Daemon: Sendable {
             )
             notifier.ready(status: "revision \(revision), ready")
             onReady(Readiness(socketPath: socketPath, databasePath: databasePath, revision: revision))
+        }
+        etcdBackend?.whenASessionLosesItsLease { session in
+            server.close(
+                session: session,
+                because: SharedStateError(
+                    .unavailable,
+                    "syncd could not reach etcd for longer than this session's lease lives: its ephemeral keys were deleted on every host; reconnect to put them back"
+                ))
         }
         let systemd = SystemdIntegration(
             notifier: notifier,

@@ -188,11 +188,15 @@ final class DaemonProcess {
     let child: ChildProcess
     let scratch: Scratch
 
-    init(_ scratch: Scratch, socketPath: String? = nil, extraArguments: [String] = []) async throws {
+    /// Starts syncd on `scratch`'s socket and database, and waits until it is ready.
+    /// - Parameter launcher: A command that runs syncd (its path and arguments follow), such as
+    ///   `ip netns exec NAME`.
+    init(_ scratch: Scratch, socketPath: String? = nil, extraArguments: [String] = [], launcher: [String] = []) async throws {
         self.scratch = scratch
+        let command = launcher + [try Binaries.path("syncd"), "--socket", socketPath ?? scratch.socket, "--database", scratch.database]
         child = try ChildProcess(
-            try Binaries.path("syncd"),
-            ["--socket", socketPath ?? scratch.socket, "--database", scratch.database] + extraArguments,
+            command[0],
+            Array(command.dropFirst()) + extraArguments,
             scratch: scratch,
             name: "syncd"
         )

@@ -54,14 +54,25 @@ extension EtcdBackend {
                     // Expired while etcd was out of reach: its keys are gone; the session's next
                     // ephemeral put gets a new lease.
                     if let session = leases.withLock({ $0.forget(lease: id) }) {
-                        logger.warning("a session's lease expired; its ephemeral keys were deleted", metadata: ["session": "\(session)"])
+                        logger.warning(
+                            "a session's lease expired; its ephemeral keys were deleted, and its connection is closed so that its client puts them back",
+                            metadata: ["session": "\(session)"])
                         recordLeases()
+                        leaseLost.withLock { $0 }?(session)
                     }
                 }
             } catch {
                 logger.warning("could not renew the sessions' leases", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// Calls `body` with each session whose lease expired while this syncd could not renew it
+    /// (etcd was out of reach for longer than the TTL): every host has seen its ephemeral keys
+    /// deleted. The daemon closes that session's connection, so its client reconnects and puts
+    /// its presence back, as after a restart of syncd.
+    func whenASessionLosesItsLease(_ body: @escaping @Sendable (UInt64) -> Void) {
+        leaseLost.withLock { $0 = body }
     }
 
     /// Revokes the leases the ledger holds: those of the syncd that ran here before, which was

@@ -64,6 +64,8 @@ final class EtcdBackend: StateBackend {
     let leases = Mutex(SessionLeases())
     /// Held while the ledger is written, so the last write records the newest leases.
     let ledgerWrites = Mutex(())
+    /// Told of a session whose lease expired (see ``whenASessionLosesItsLease(_:)``).
+    let leaseLost = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
     let published = Mutex(PublishedRevision())
     private let stop = Mutex<(stopped: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     /// The client's connections, running from ``load()`` until ``run(publishingTo:)`` returns.

@@ -131,6 +131,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Closes the connection `sessionID` at once, `error` its last frame; nothing if it is gone.
+    func evict(_ sessionID: UInt64, because error: SharedStateError) {
+        state.withLock { $0.open[sessionID]?.evict }?(error)
+    }
+
     /// Forgets a connection that closed.
     func remove(_ sessionID: UInt64) {
         let emptied: [CheckedContinuation<Void, Never>] = state.withLock { state in

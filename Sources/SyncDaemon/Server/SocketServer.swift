@@ -67,6 +67,11 @@ final class SocketServer: Service {
     /// The number of connected clients.
     var clientCount: Int { connections.count }
 
+    /// Closes the connection of session `sessionID` at once, `error` its last frame.
+    func close(session sessionID: UInt64, because error: SharedStateError) {
+        connections.evict(sessionID, because: error)
+    }
+
     /// The metrics in Prometheus's text format, for `syncctl metrics` and the HTTP listener.
     var metricsText: String { metricsReport(clientCount) }
 

@@ -32,13 +32,18 @@ final class EtcdCluster {
     let members: [Member]
     private let token = "test-\(UUID().uuidString.prefix(8))"
     private(set) var processes: [ChildProcess?]
+    /// Another address each member takes clients at, besides loopback.
+    let extraAddress: String?
 
     /// Starts the members and waits until the cluster has a leader and takes writes.
-    init(size: Int = 3, scratch: Scratch) async throws {
+    /// - Parameter extraAddress: Another address the members take clients at (the outside of a
+    ///   ``NetworkNamespace``'s link).
+    init(size: Int = 3, scratch: Scratch, alsoListeningOn extraAddress: String? = nil) async throws {
         guard Self.isInstalled else {
             throw TestFailure("etcd is not installed at \(Self.binary): apt-get install -y etcd-server (.ci/run does)")
         }
         self.scratch = scratch
+        self.extraAddress = extraAddress
         let ports = try Self.freePorts(2 * size)
         members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
         processes = Array(repeating: nil, count: size)
@@ -49,6 +54,11 @@ final class EtcdCluster {
     /// The members' client URLs, comma-separated, as `--etcd-endpoints` takes them.
     var endpoints: String { members.map(\.clientURL).joined(separator: ",") }
 
+    /// The members' client URLs at `address` (given as `alsoListeningOn`), comma-separated.
+    func endpoints(at address: String) -> String {
+        members.map { "http://\(address):\($0.clientPort)" }.joined(separator: ",")
+    }
+
     /// Starts member `index` again (with the data it had), after ``kill(_:)`` or ``stop(_:)``.
     func start(_ index: Int) throws {
         let member = members[index]
@@ -57,7 +67,9 @@ final class EtcdCluster {
             Self.binary,
             [
                 "--name", member.name, "--data-dir", dataDirectory + "/" + member.name,
-                "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
+                "--listen-client-urls",
+                ([member.clientURL] + (extraAddress.map { ["http://\($0):\(member.clientPort)"] } ?? [])).joined(separator: ","),
+                "--advertise-client-urls", member.clientURL,
                 "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
                 "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
                 "--initial-cluster-token", token,
