@@ -51,8 +51,7 @@ extension EtcdBackend {
             do {
                 let remaining = try await client.keepAlive(held)
                 for (id, ttl) in remaining where ttl <= 0 {
-                    // Expired while etcd was out of reach: its keys are gone; the session's next
-                    // ephemeral put gets a new lease.
+                    // Expired while etcd was out of reach: its keys are gone on every host.
                     if let session = leases.withLock({ $0.forget(lease: id) }) {
                         logger.warning(
                             "a session's lease expired; its ephemeral keys were deleted, and its connection is closed so that its client puts them back",
