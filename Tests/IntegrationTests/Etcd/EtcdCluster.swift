@@ -140,28 +140,37 @@ final class EtcdCluster {
         return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
     }
 
-    /// `count` TCP ports on loopback that were free a moment ago.
+    /// `count` distinct ports free now, below the kernel's range of ephemeral ports: a member
+    /// restarted on its port must find it free, and an outgoing connection (syncd reconnecting
+    /// while the member is down) takes its local port from that range. Picked at random, so
+    /// clusters of tests running at once do not meet.
     private static func freePorts(_ count: Int) throws -> [Int] {
-        var descriptors: [Int32] = []
-        defer { for descriptor in descriptors { close(descriptor) } }
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let ephemeralStart = range?.first ?? 32_768
         var ports: [Int] = []
-        for _ in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            descriptors.append(descriptor)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-                }
-            }
-            guard bound else { throw TestFailure("could not find a free port: errno \(errno)") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        for _ in 0..<10_000 where ports.count < count {
+            let port = Int.random(in: 10_000..<ephemeralStart)
+            if !ports.contains(port) && isFree(port) { ports.append(port) }
         }
+        guard ports.count == count else { throw TestFailure("could not find \(count) free ports below \(ephemeralStart)") }
         return ports
+    }
+
+    /// Whether a listening socket could be bound to `port` on every address now.
+    private static func isFree(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = INADDR_ANY
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 }
 
