@@ -14,7 +14,8 @@ final class EtcdCluster {
     static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: binary) }
     /// The etcd suites run on their own, after the rest (`.ci/run` sets SHAREDSTATE_ETCD_TESTS=1
     /// for that run): inside the whole parallel suite on two cores, a first call to a new cluster
-    /// timed out, which is not yet understood (issue 13's note).
+    /// once timed out. Perhaps a member could not bind a port another test's connection had taken
+    /// (see ``freePorts(_:)``, fixed since); running them with the rest needs a few runs to tell.
     static var isEnabled: Bool { ProcessInfo.processInfo.environment["SHAREDSTATE_ETCD_TESTS"] == "1" }
 
     struct Member {
