@@ -146,11 +146,4 @@ import Testing
         ((base + 2 * sin(Double(sequence) / 4)) * 100).rounded() / 100
     }
 
-    private func eventuallyAsync(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition() {
-            if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }

@@ -263,6 +263,16 @@ func eventually(timeout: Duration = .seconds(20), _ what: String, _ condition: (
     }
 }
 
+/// Waits until the asynchronous `condition` holds (syncctl runs, reads through a client),
+/// polling every 50 ms; throws after `timeout`.
+func eventuallyAsync(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}
+
 /// One line of `syncctl --json watch`.
 struct WatchLine: Decodable, Equatable {
     var revision: UInt64

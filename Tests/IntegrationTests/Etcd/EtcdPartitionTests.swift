@@ -14,13 +14,6 @@ import Testing
     .timeLimit(.minutes(4))
 )
 struct EtcdPartitionTests {
-    private func eventuallyAsync(_ what: String, timeout: Duration = .seconds(40), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition() {
-            if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-    }
 
     /// While A is cut off: its writes fail with `unavailable` (never queued by syncd), its reads serve
     /// what it had, its status says it is stale; B goes on, and sees A's presence go once A's

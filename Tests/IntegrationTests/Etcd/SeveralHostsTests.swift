@@ -42,14 +42,6 @@ struct SeveralHostsTests {
             ])
     }
 
-    private func eventuallyAsync(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition() {
-            if ContinuousClock.now > deadline { throw TestFailure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
-
     /// 1. A's writes reach B's watcher in revision order, with no gap and no duplicate; a sensor
     /// on A and a thermostat on B cooperate as they do on one host.
     @Test func hostsConvergeAndAWatcherOnBSeesAsWritesInOrder() async throws {
