@@ -30,12 +30,11 @@ final class Connection: Sendable {
         let channel: any Channel
         let socket: CInt
         do {
-            socket = try UnixSocket.connect(to: path)
+            socket = try UnixSocket.connectedSocket(to: path)
         } catch {
-            throw SharedStateError(
-                .unavailable,
-                "cannot reach syncd at \(path): \(error). Is syncd running? Start it with `syncd`, or point --socket / SYNCD_SOCKET at its socket."
-            )
+            let hint =
+                error.isAboutThePath ? "" : " Is syncd running? Start it with `syncd`, or point --socket / SYNCD_SOCKET at its socket."
+            throw SharedStateError(.unavailable, "cannot reach syncd at \(path): \(error).\(hint)")
         }
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -12,13 +12,14 @@ enum UnixSocket {
     /// A non-blocking stream socket connected to `path`.
     ///
     /// - Throws: The `errno` of the call that failed, as a sentence (`strerror`).
-    static func connect(to path: String) throws(UnixSocketError) -> CInt {
+    static func connectedSocket(to path: String) throws(UnixSocketError) -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         let bytes = Array(path.utf8)
         guard bytes.count < capacity else {
-            throw UnixSocketError(description: "the path is \(bytes.count) bytes, longer than a socket path may be (\(capacity - 1))")
+            throw UnixSocketError(
+                description: "the path is \(bytes.count) bytes, longer than a socket path may be (\(capacity - 1))", isAboutThePath: true)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             buffer.copyBytes(from: bytes)
@@ -28,7 +29,7 @@ enum UnixSocket {
         guard descriptor >= 0 else { throw UnixSocketError(errno: errno) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard connected == 0 else {
@@ -62,12 +63,16 @@ enum UnixSocket {
 /// Why a socket call failed.
 struct UnixSocketError: Error, CustomStringConvertible {
     let description: String
+    /// Whether the path itself is wrong, whatever runs at it.
+    let isAboutThePath: Bool
 
-    init(description: String) {
+    init(description: String, isAboutThePath: Bool) {
         self.description = description
+        self.isAboutThePath = isAboutThePath
     }
 
     init(errno code: CInt) {
         description = String(cString: strerror(code))
+        isAboutThePath = false
     }
 }
