@@ -51,10 +51,13 @@ until ETCDCTL_API=3 etcdctl --endpoints "$endpoints" endpoint health >/dev/null 
 
 # Room for the watching connections below (256 per user by default).
 echo '{ "logLevel": "warning", "limits": { "maxConnections": 4096, "maxConnectionsPerUser": 4096 } }' >"$work/syncd.json"
+etcd_pids=("${pids[@]}")
+syncd_pids=()
 for host in a b; do
     "$bin/syncd" --socket "$work/$host.sock" --database "$work/$host/lock" --config "$work/syncd.json" \
         --backend etcd --etcd-endpoints "$endpoints" 2>"$work/$host.log" &
     pids+=($!)
+    syncd_pids+=($!)
 done
 until "$bin/syncctl" --socket "$work/a.sock" status >/dev/null 2>&1 && "$bin/syncctl" --socket "$work/b.sock" status >/dev/null 2>&1; do sleep 0.1; done
 
@@ -67,19 +70,23 @@ ticks() {
 }
 children_ticks() { awk '{print $16 + $17}' /proc/$$/stat; }
 per_put() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" -v n="$2" 'BEGIN { printf "%.0f", t * 1e6 / hz / n }'; }
-etcd_pids=("${pids[@]:0:3}")
-cpu_report() { # before-etcd before-a before-b before-client count
-    echo "   CPU µs per put: etcd (3 members) $(per_put $(($(ticks "${etcd_pids[@]}") - $1)) "$5"), syncd A $(per_put $(($(ticks "${pids[3]}") - $2)) "$5"), syncd B $(per_put $(($(ticks "${pids[4]}") - $3)) "$5"), the benchmark's client $(per_put $(($(children_ticks) - $4)) "$5")"
+# `sample` notes the CPU each party has used; `cpu_report N` prints what each used since, per put of N.
+sample() { before=($(ticks "${etcd_pids[@]}") $(ticks "${syncd_pids[0]}") $(ticks "${syncd_pids[1]}") $(children_ticks)); }
+cpu_report() {
+    echo "   CPU µs per put: etcd (3 members) $(per_put $(($(ticks "${etcd_pids[@]}") - before[0])) "$1")," \
+        "syncd A $(per_put $(($(ticks "${syncd_pids[0]}") - before[1])) "$1")," \
+        "syncd B $(per_put $(($(ticks "${syncd_pids[1]}") - before[2])) "$1")," \
+        "the benchmark's client $(per_put $(($(children_ticks) - before[3])) "$1")"
 }
 
 echo "## etcd: $puts puts of 20 B, $clients clients (one connection), straight to etcd (outside syncd's prefix)"
-before=($(ticks "${etcd_pids[@]}") $(ticks "${pids[3]}") $(ticks "${pids[4]}") $(children_ticks))
+sample
 "$bin/etcd-bench" --endpoints "$endpoints" --clients "$clients" --count "$puts" --value-size 20
-cpu_report "${before[@]}" "$puts"
+cpu_report "$puts"
 echo "## the same through syncd (host A), $clients connections x pipeline 1"
-before=($(ticks "${etcd_pids[@]}") $(ticks "${pids[3]}") $(ticks "${pids[4]}") $(children_ticks))
+sample
 "$bin/syncctl" --socket "$work/a.sock" bench put --connections "$clients" --pipeline 1 --count "$puts" --value-size 20
-cpu_report "${before[@]}" "$puts"
+cpu_report "$puts"
 echo "## one put at a time: straight to etcd, then through syncd"
 "$bin/etcd-bench" --endpoints "$endpoints" --clients 1 --count $((puts / 10)) --value-size 20
 "$bin/syncctl" --socket "$work/a.sock" bench put --connections 1 --pipeline 1 --count $((puts / 10)) --value-size 20

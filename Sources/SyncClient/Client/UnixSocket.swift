@@ -1,4 +1,5 @@
 import NIOCore
+import SharedStateWire
 
 #if canImport(Glibc)
     import Glibc
@@ -13,26 +14,15 @@ enum UnixSocket {
     ///
     /// - Throws: The `errno` of the call that failed, as a sentence (`strerror`).
     static func connectedSocket(to path: String) throws(UnixSocketError) -> CInt {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let bytes = Array(path.utf8)
-        guard bytes.count < capacity else {
+        // A file's path, as NIO took it: syncd binds its socket to a file.
+        guard let address = UnixSocketAddress(path: path, abstractNames: false) else {
             throw UnixSocketError(
-                description: "the path is \(bytes.count) bytes, longer than a socket path may be (\(capacity - 1))", isAboutThePath: true)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
+                description: "the path is \(path.utf8.count) bytes, longer than a socket path may be (\(UnixSocketAddress.maxPathBytes))",
+                isAboutThePath: true)
         }
         let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw UnixSocketError(errno: errno) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
+        guard address.withSocketAddress({ connect(descriptor, $0, $1) }) == 0 else {
             let error = UnixSocketError(errno: errno)
             close(descriptor)
             throw error

@@ -14,23 +14,24 @@ extension ClientSession {
             let (engine, key) = (self.engine, get.key)
             return suspend(id) { () async throws(SharedStateError) in
                 let (entry, revision) = try await engine.consistentEntry(key)
-                guard let entry else { throw RequestRules.notFound(key) }
-                return .get(
-                    .with {
-                        $0.entry = entry.wireValue
-                        $0.revision = revision
-                    })
+                return .get(try Self.getResponse(key, entry, revision))
             }
         }
         let (entry, revision) = engine.entry(get.key)
-        guard let entry else { throw RequestRules.notFound(get.key) }
-        respond(id) {
-            $0.get = .with {
-                $0.entry = entry.wireValue
-                $0.revision = revision
-            }
-        }
+        let response = try Self.getResponse(get.key, entry, revision)
+        respond(id) { $0.get = response }
         return .next
+    }
+
+    /// The answer to a get of `key`, which `entry` holds at `revision`; `notFound` for none.
+    private static func getResponse(
+        _ key: String, _ entry: Entry?, _ revision: UInt64
+    ) throws(SharedStateError) -> Sharedstate_V1_GetResponse {
+        guard let entry else { throw RequestRules.notFound(key) }
+        return .with {
+            $0.entry = entry.wireValue
+            $0.revision = revision
+        }
     }
 
     /// Answers a list: at once when it is small, else read and encoded on the thread pool.

@@ -15,8 +15,8 @@ enum SocketPreparation {
     /// - Throws: ``DaemonStartError`` naming the path when it is in use, is not a socket, or its
     ///   directory cannot be created.
     static func prepare(_ path: String) throws {
-        if path.utf8.count >= MemoryLayout.size(ofValue: sockaddr_un().sun_path) {
-            throw DaemonStartError("socket path \(path) is too long for a Unix socket (at most 107 bytes)")
+        if path.utf8.count > UnixSocketAddress.maxPathBytes {
+            throw DaemonStartError("socket path \(path) is too long for a Unix socket (at most \(UnixSocketAddress.maxPathBytes) bytes)")
         }
         try PrivateDirectory.createParent(of: path, purpose: "socket")
         var status = stat()

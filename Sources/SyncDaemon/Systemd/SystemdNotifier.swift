@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +18,7 @@ final class SystemdNotifier: Sendable {
 
     /// A notifier for the socket named in `environment`, if any.
     init(environment: [String: String]) {
-        address = environment["NOTIFY_SOCKET"].flatMap(UnixSocketAddress.init(path:))
+        address = environment["NOTIFY_SOCKET"].flatMap { UnixSocketAddress(path: $0) }
     }
 
     /// Whether syncd runs under a service manager that listens.

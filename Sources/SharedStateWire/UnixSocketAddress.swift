@@ -5,18 +5,24 @@
 #endif
 
 /// The address of a Unix socket: a filesystem path or, with a leading `@`, a name in Linux's
-/// abstract namespace (as systemd writes `NOTIFY_SOCKET`).
-struct UnixSocketAddress: @unchecked Sendable {
+/// abstract namespace (as systemd writes `NOTIFY_SOCKET`). syncd and its client both build their
+/// addresses with it.
+package struct UnixSocketAddress: @unchecked Sendable {
     // @unchecked: `sockaddr_un` is a plain C struct of integers and bytes, never shared mutably.
+
+    /// The longest path a socket address holds, in bytes (107 on Linux).
+    package static let maxPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 
     private var storage = sockaddr_un()
     private let length: socklen_t
 
-    /// The address of `path`, or nil when it does not fit in `sun_path` (107 bytes).
-    init?(path: String) {
+    /// The address of `path`, or nil when it is empty or longer than ``maxPathBytes``.
+    /// - Parameter abstractNames: Whether a leading `@` names an abstract socket; when false it
+    ///   is part of a file's name.
+    package init?(path: String, abstractNames: Bool = true) {
         var bytes = Array(path.utf8)
-        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: storage.sun_path) else { return nil }
-        let isAbstract = bytes[0] == UInt8(ascii: "@")
+        guard !bytes.isEmpty, bytes.count <= Self.maxPathBytes else { return nil }
+        let isAbstract = abstractNames && bytes[0] == UInt8(ascii: "@")
         if isAbstract { bytes[0] = 0 }
         storage.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
@@ -25,7 +31,7 @@ struct UnixSocketAddress: @unchecked Sendable {
     }
 
     /// Calls `body` with the address as the socket calls take it.
-    func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    package func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafePointer(to: storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }
