@@ -3,9 +3,9 @@ import EtcdClient
 import Foundation
 import Synchronization
 
-/// Puts straight to etcd, as syncd's etcd backend sends them (one transaction with one put
-/// each, `clients` in flight on one connection): the baseline `syncctl bench put` through a
-/// syncd on the same cluster is compared with (`scripts/bench-etcd.sh`).
+/// Puts straight to etcd, as a client of etcd sends them (one transaction with one put each,
+/// `clients` in flight on one connection): the baseline `syncctl bench put` through a syncd on
+/// the same cluster is compared with (`scripts/bench-etcd.sh`).
 @main
 struct EtcdBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

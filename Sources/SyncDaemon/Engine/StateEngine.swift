@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// Writes arrive through ``submit(_:origin:completion:)`` from any connection and go to the
 /// backend. The backend commits them (SQLite: planned here against the published entries, in
-/// groups; etcd: as one transaction each) and hands each committed revision to
+/// groups; etcd: as one transaction each, several sessions' nested in one when they arrive
+/// together) and hands each committed revision to
 /// ``publish(_:entries:timing:)``, which applies it to the in-memory state and fans it out to
 /// watchers; only then is the write answered. Reads and watch registration see only published
 /// state.

@@ -3,7 +3,8 @@ import Foundation
 import SharedStateWire
 import Synchronization
 
-/// Writes: each session's in order, one etcd transaction each, answered once published.
+/// Writes: each session's in order, one etcd transaction each (sent in groups when several
+/// sessions write at once, see ``EtcdGroupCommit``), answered once published.
 extension EtcdBackend {
     func submit(_ writes: some Collection<WriteQueue.Pending>, to engine: StateEngine, mayCommitHere: Bool) -> Bool {
         guard let first = writes.first else { return true }
@@ -48,7 +49,7 @@ extension EtcdBackend {
             let write = try EtcdWrite(request, in: space, lease: { leaseIDs[$0] ?? 0 })
             let etcd: EtcdTransaction.Outcome
             do {
-                etcd = try await client.transaction(write.transaction)
+                etcd = try await groupCommit.run(write.transaction)
             } catch {
                 throw Self.writeFailure(error)
             }

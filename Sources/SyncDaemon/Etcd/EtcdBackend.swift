@@ -7,9 +7,11 @@ import Synchronization
 /// The backend for several hosts: the state lives in an etcd cluster, and this syncd is one
 /// host's caching, fanning-out member of it (see ``StateBackend``).
 ///
-/// - Writes go to etcd one transaction each (``EtcdWrite``), a connection's in order; each is
-///   answered once the engine has published its revision, so a client reads its own writes and
-///   sees the event of revision R before the answer that carries R.
+/// - Writes go to etcd one transaction each (``EtcdWrite``), a connection's in order; the writes
+///   of several connections that arrive while one is on its way go together, as the nested
+///   transactions of one, and share its revision (``EtcdGroupCommit``). Each is answered once the
+///   engine has published its revision, so a client reads its own writes and sees the event of
+///   revision R before the answer that carries R.
 /// - One etcd watch over the prefix, from the revision the engine has published, feeds the
 ///   engine every change whichever host made it, in etcd's revision order. When it breaks, it
 ///   resumes on the next endpoint from the revision after the last one published; when etcd
@@ -56,6 +58,8 @@ final class EtcdBackend: StateBackend {
     }
 
     let client: EtcdClient
+    /// Sends the writes of several sessions as one etcd transaction when they arrive together.
+    let groupCommit: EtcdGroupCommit
     let configuration: Configuration
     let logger: Logger
     let cluster: Mutex<ClusterView>
@@ -81,6 +85,7 @@ final class EtcdBackend: StateBackend {
         self.configuration = configuration
         self.logger = logger
         self.client = try EtcdClient(endpoints: configuration.endpoints, logger: logger)
+        self.groupCommit = EtcdGroupCommit(client: client)
         self.cluster = Mutex(ClusterView(endpoint: configuration.endpoints[0]))
         self.recent = Mutex(RecentRevisions(after: 0))
     }
