@@ -66,6 +66,7 @@ extension EtcdClient {
             }
             let reason: String
             let lastHeard = Mutex(ContinuousClock.now)
+            let created = Mutex(false)
             let silenceLimit = watchSilenceLimit
             do {
                 // etcd ends a watch marked so when its member has no leader.
@@ -97,6 +98,7 @@ extension EtcdClient {
                                 throw RPCError(code: .unavailable, message: "etcd ended the watch: \(message.cancelReason)")
                             }
                             if message.created {
+                                created.withLock { $0 = true }
                                 continuation.yield(.started(endpoint: endpoint))
                                 continue
                             }
@@ -123,7 +125,9 @@ extension EtcdClient {
             if Task.isCancelled { return }
             continuation.yield(.interrupted(reason: reason))
             moveOn(from: index, because: reason)
-            // Once every endpoint has failed in a row, wait longer before the next round.
+            // Wait longer after each failure in a row; a watch that was running starts the count
+            // again, so that it comes back quickly however many failures it once lived through.
+            if created.withLock({ $0 }) { pause = .milliseconds(50) }
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .seconds(1))
         }
