@@ -40,6 +40,11 @@ extension EtcdBackend {
 
     /// Sends `request` to etcd as one transaction, and waits until the revision it made, if it
     /// made one, is published here.
+    ///
+    /// A write that changed nothing (a transaction whose branch has no operations) is answered at
+    /// once, with this host's published revision when etcd's is newer: etcd's may be another
+    /// group member's, or another host's, not yet published here, and an answer never carries a
+    /// revision whose events this host has not sent its watchers.
     private func perform(_ request: WriteRequest) async -> Result<WriteOutcome, SharedStateError> {
         do throws(SharedStateError) {
             var leaseIDs: [UInt64: Int64] = [:]
@@ -47,14 +52,18 @@ extension EtcdBackend {
                 leaseIDs[session] = try await lease(for: session)
             }
             let write = try EtcdWrite(request, in: space, lease: { leaseIDs[$0] ?? 0 })
-            let etcd: EtcdTransaction.Outcome
+            var etcd: EtcdTransaction.Outcome
             do {
                 etcd = try await groupCommit.run(write.transaction)
             } catch {
                 throw Self.writeFailure(error)
             }
+            guard Self.madeRevision(etcd) else {
+                etcd.revision = min(etcd.revision, Int64(published.withLock { $0.revision }))
+                return .success(try write.outcome(etcd))
+            }
             let outcome = try write.outcome(etcd)
-            if Self.madeRevision(etcd) { await waitUntilPublished(UInt64(etcd.revision)) }
+            await waitUntilPublished(UInt64(etcd.revision))
             return .success(outcome)
         } catch {
             return .failure(error)
