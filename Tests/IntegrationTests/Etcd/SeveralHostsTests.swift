@@ -329,16 +329,16 @@ struct SeveralHostsTests {
             #expect(try await bench.waitForExit(timeout: .seconds(150)) == 0)
             print(bench.stdout)
         }
-        let status = { try await SharedStateClient.connect(.init(socketPath: a.socket)).status().revision }
+        let revisionOfA = { try await SharedStateClient.connect(.init(socketPath: a.socket)).status().revision }
         // Writes to distinct keys from several connections at once share revisions (group
         // commit); writes to one key each make their own.
         try await put(500, keys: 500)
         for _ in 0..<5 {
-            let revision = try await status()
+            let revision = try await revisionOfA()
             if revision >= 10_000 { break }
             try await put(10_000 - Int(revision), keys: 1)
         }
-        let revision = try await status()
+        let revision = try await revisionOfA()
         #expect(revision >= 10_000)
         let compact = try await cluster.etcdctl(["--endpoints", cluster.endpoints, "compact", "\(revision)"])
         #expect(compact.status == 0, "\(compact.stderr)")
