@@ -58,12 +58,10 @@ extension EtcdBackend {
             } catch {
                 throw Self.writeFailure(error)
             }
-            guard Self.madeRevision(etcd) else {
-                etcd.revision = min(etcd.revision, Int64(published.withLock { $0.revision }))
-                return .success(try write.outcome(etcd))
-            }
+            let madeRevision = Self.madeRevision(etcd)
+            if !madeRevision { etcd.revision = min(etcd.revision, Int64(published.withLock { $0.revision })) }
             let outcome = try write.outcome(etcd)
-            await waitUntilPublished(UInt64(etcd.revision))
+            if madeRevision { await waitUntilPublished(UInt64(etcd.revision)) }
             return .success(outcome)
         } catch {
             return .failure(error)
