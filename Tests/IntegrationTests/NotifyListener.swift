@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,16 +22,8 @@ final class NotifyListener: Sendable {
     init(path: String) throws {
         self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        let isAbstract = bytes.first == UInt8(ascii: "@")
-        if isAbstract { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (isAbstract ? 0 : 1))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
+        // A leading `@` names an abstract socket, as systemd's NOTIFY_SOCKET may.
+        let bound = UnixSocketAddress(path: path)?.withSocketAddress { bind(descriptor, $0, $1) } ?? -1
         guard bound == 0 else { throw TestFailure("cannot bind notify socket \(path)") }
         // Holds the listener only while it waits 20 ms, so the test's release still ends it.
         let reader = Thread { [weak self] in
