@@ -54,6 +54,10 @@ public final class Daemon: Sendable {
     /// - Throws: ``DaemonStartError`` or ``StorageError`` when syncd cannot start; the message
     ///   names the file or socket at fault.
     public func run(onReady: @escaping @Sendable (Readiness) -> Void = { _ in }) async throws {
+        guard (1...DaemonConfiguration.maxEventLoops).contains(configuration.eventLoops) else {
+            throw DaemonStartError(
+                "the number of event loops must be between 1 and \(DaemonConfiguration.maxEventLoops), not \(configuration.eventLoops)")
+        }
         let databasePath = configuration.databasePath
         try PrivateDirectory.createParent(of: databasePath, purpose: "database")
         let lock = try InstanceLock(databasePath: databasePath)
@@ -104,9 +108,12 @@ public final class Daemon: Sendable {
         }
         defer { if case .path(let path) = listener { unlink(path) } }
 
+        let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
+        // Its threads end once the server has closed every connection.
+        defer { eventLoops.shutdownGracefully { _ in } }
         let notifier = SystemdNotifier(environment: environment)
         let server = makeServer(
-            listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine
+            listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine, eventLoops: eventLoops
         ) {
             let revision = engine.revision
             self.logger.notice(
@@ -172,6 +179,7 @@ public final class Daemon: Sendable {
         listener: SocketServer.Listener,
         socketGroup: gid_t?,
         engine: StateEngine,
+        eventLoops: any EventLoopGroup,
         onListening: @escaping @Sendable () -> Void
     ) -> SocketServer {
         let databasePath = configuration.databasePath
@@ -184,7 +192,7 @@ public final class Daemon: Sendable {
                 socketGroup: socketGroup
             ),
             engine: engine,
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            eventLoopGroup: eventLoops,
             logger: logger,
             status: { clients in
                 let statistics = engine.statistics

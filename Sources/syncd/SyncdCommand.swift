@@ -66,6 +66,14 @@ struct SyncdCommand: AsyncParsableCommand {
     @Option(help: "Seconds between progress notices to idle watches.")
     var progressInterval: Double = 5
 
+    @Option(
+        help: """
+            How many event loops (threads) serve the connections. Default: one per two cores, at least one \
+            (\(DaemonConfiguration.defaultEventLoops) here).
+            """
+    )
+    var eventLoops: Int?
+
     @Option(help: "Where the state is kept: sqlite (a database on this host, the default) or etcd (a cluster shared by several hosts).")
     var backend: String?
 
@@ -84,6 +92,9 @@ struct SyncdCommand: AsyncParsableCommand {
         }
         if !(progressInterval >= 0.01 && progressInterval <= 86_400) {
             throw ValidationError("--progress-interval must be between 0.01 and 86400 seconds")
+        }
+        if let eventLoops, !(1...DaemonConfiguration.maxEventLoops).contains(eventLoops) {
+            throw ValidationError("--event-loops must be between 1 and \(DaemonConfiguration.maxEventLoops)")
         }
     }
 
@@ -105,6 +116,7 @@ struct SyncdCommand: AsyncParsableCommand {
         configuration.retainedRevisions = retainRevisions
         configuration.retainedDuration = retainSeconds > 0 ? .milliseconds(Int64(retainSeconds * 1000)) : nil
         configuration.progressInterval = .milliseconds(Int64(progressInterval * 1000))
+        if let eventLoops { configuration.eventLoops = eventLoops }
         do {
             let file = try configuration.configurationFilePath.map { path throws(DaemonStartError) in try ConfigurationFile.load(path: path)
             }

@@ -3,9 +3,12 @@ import SyncClient
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct WatchAgreementTests {
-    @Test func twoWatchersAndAWriterAgreeOnEveryChangeAndRevision() async throws {
+    /// With one event loop every connection shares it; with four, the writer's and the watchers'
+    /// connections are on different loops, and each revision is handed from one to the others.
+    @Test(arguments: [1, 4])
+    func twoWatchersAndAWriterAgreeOnEveryChangeAndRevision(eventLoops: Int) async throws {
         let scratch = try Scratch()
-        let daemon = try await DaemonProcess(scratch)
+        let daemon = try await DaemonProcess(scratch, extraArguments: ["--event-loops", "\(eventLoops)"])
         let writes = 200
         let first = try startWatch(["sensor/", "--count", "\(writes)"], scratch: scratch)
         let second = try startWatch(["--count", "\(writes)"], scratch: scratch)
@@ -38,5 +41,17 @@ import Testing
         #expect(seenByFirst.map(\.revision) == Array(1...UInt64(writes)))
         #expect(Dictionary(uniqueKeysWithValues: seenByFirst.map { ("\($0.key)@\($0.revision)", $0.version) }) == acknowledged)
         try await daemon.stop()
+    }
+
+    @Test func anEventLoopCountOutOfRangeIsRefusedByName() async throws {
+        let scratch = try Scratch()
+        for count in ["0", "257"] {
+            let child = try ChildProcess(
+                try Binaries.path("syncd"), ["--socket", scratch.socket, "--database", scratch.database, "--event-loops", count],
+                scratch: scratch, name: "syncd")
+            #expect(try await child.waitForExit() != 0)
+            #expect(child.stderr.contains("--event-loops must be between 1 and 256"))
+            #expect(!FileManager.default.fileExists(atPath: scratch.socket))
+        }
     }
 }

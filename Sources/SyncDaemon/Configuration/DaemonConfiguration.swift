@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import SharedStateWire
 
 /// Everything syncd needs to know to start.
@@ -33,6 +34,19 @@ public struct DaemonConfiguration: Sendable {
     public var progressInterval: Duration = .seconds(5)
     /// Where to serve `/metrics` over HTTP (`HOST:PORT`); nil serves nothing.
     public var metricsAddress: String?
+    /// How many event loops (threads) serve the connections: ``defaultEventLoops`` unless set.
+    public var eventLoops = DaemonConfiguration.defaultEventLoops
+
+    /// One event loop per two cores, at least one (so one on a two-core machine).
+    ///
+    /// A revision goes out on the loop that committed it to the watchers whose connections it
+    /// serves, and is handed to every other loop, which wakes that loop's thread: on a small
+    /// machine that wake-up costs a write more than the loop's work (BENCHMARKS.md, "Event
+    /// loops"), and the cores are better left to the clients and to SQLite's writer.
+    public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
+
+    /// The most event loops syncd runs.
+    public static let maxEventLoops = 256
 
     /// Creates a configuration with explicit paths.
     public init(socketPath: String, databasePath: String) {
