@@ -39,10 +39,10 @@ public struct DaemonConfiguration: Sendable {
 
     /// One event loop per two cores, at least one (so one on a two-core machine).
     ///
-    /// A revision goes out on the loop that committed it to the watchers whose connections it
-    /// serves, and is handed to every other loop, which wakes that loop's thread: on a small
-    /// machine that wake-up costs a write more than the loop's work (BENCHMARKS.md, "Event
-    /// loops"), and the cores are better left to the clients and to SQLite's writer.
+    /// The loop that commits a revision writes it to the watchers whose connections it serves and
+    /// hands it to every other loop, waking that loop's thread. On a small machine the wake-up
+    /// costs more than the loop's own work for the write (BENCHMARKS.md, "Event loops"), and the
+    /// cores are better left to the clients and to SQLite's writer.
     public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
 
     /// The most event loops syncd runs.
