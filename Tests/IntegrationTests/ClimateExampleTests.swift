@@ -145,5 +145,4 @@ import Testing
     private func celsius(base: Double, sequence: Int) -> Double {
         ((base + 2 * sin(Double(sequence) / 4)) * 100).rounded() / 100
     }
-
 }

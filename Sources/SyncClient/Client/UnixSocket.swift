@@ -55,12 +55,9 @@ struct UnixSocketError: Error, CustomStringConvertible {
     let description: String
     /// Whether the path itself is wrong, whatever runs at it.
     let isAboutThePath: Bool
+}
 
-    init(description: String, isAboutThePath: Bool) {
-        self.description = description
-        self.isAboutThePath = isAboutThePath
-    }
-
+extension UnixSocketError {
     init(errno code: CInt) {
         description = String(cString: strerror(code))
         isAboutThePath = false

@@ -39,10 +39,10 @@ public struct DaemonConfiguration: Sendable {
 
     /// One event loop per two cores, at least one (so one on a two-core machine).
     ///
-    /// The loop that commits a revision writes it to the watchers whose connections it serves and
-    /// hands it to every other loop, waking that loop's thread. On a small machine the wake-up
-    /// costs more than the loop's own work for the write (BENCHMARKS.md, "Event loops"), and the
-    /// cores are better left to the clients and to SQLite's writer.
+    /// A revision committed on an event loop goes from there to the watchers of that loop's
+    /// connections, and is handed to every other loop, waking its thread. On a small machine the
+    /// wake-up costs more than the loop's own work for the write (BENCHMARKS.md, "Event loops"),
+    /// and the cores are better left to the clients and to SQLite's writer.
     public static var defaultEventLoops: Int { max(1, System.coreCount / 2) }
 
     /// The most event loops syncd runs.
