@@ -22,8 +22,16 @@ import Testing
     private func publicSyncctl(_ scratch: Scratch) throws -> String {
         let copy = scratch.file("syncctl")
         if !FileManager.default.fileExists(atPath: copy) {
-            try FileManager.default.copyItem(atPath: try Binaries.path("syncctl"), toPath: copy)
-            chmod(copy, 0o755)
+            // Written through a close-on-exec descriptor: a process another test spawns meanwhile
+            // would otherwise inherit it open for writing, and executing the copy would fail
+            // with "Text file busy" (ETXTBSY) until that process ends.
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: try Binaries.path("syncctl")))
+            let descriptor = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+            guard descriptor >= 0 else { throw TestFailure("cannot create \(copy): errno \(errno)") }
+            defer { close(descriptor) }
+            fchmod(descriptor, 0o755)
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard written == bytes.count else { throw TestFailure("cannot write \(copy): errno \(errno)") }
         }
         return copy
     }
