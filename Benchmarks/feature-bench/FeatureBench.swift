@@ -6,9 +6,17 @@ import SharedState
     import Glibc
 #endif
 
+/// Runs the benchmarks with the main actor on the thread that reads syncd's socket, as a feature
+/// process should (``MainEventLoop``).
+@main
+enum FeatureBenchMain {
+    static func main() {
+        MainEventLoop.run { await FeatureBench.main() }
+    }
+}
+
 /// Benchmarks of the store runtime: how fast `Store.send` reduces, and how long a write in one
 /// process takes to reach a reducer in another.
-@main
 struct FeatureBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature-bench",
@@ -70,28 +78,34 @@ struct EndToEndBench: AsyncParsableCommand {
     func run() async throws {
         let socketPath = SharedStateClient.Configuration(socketPath: socket).socketPath
         let key = "bench/e2e/\(getpid())"
-        let latencies = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
+        let (latencies, onReadingThread) = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
         guard latencies.count == count else {
             throw ValidationError("the reducer saw \(latencies.count) of \(count) writes")
         }
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         if json {
-            print(#"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999))}"#)
+            print(
+                #"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999)),"on_reading_thread":\#(onReadingThread)}"#
+            )
         } else {
             print(
                 "write → reducer in another process, \(count) writes at \(rate)/s: "
-                    + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs"
+                    + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs; "
+                    + "\(onReadingThread) of them reduced on the thread that read them from the socket"
             )
         }
     }
 
+    /// The latency of each write the reducer saw, and how many of them it reduced on the thread
+    /// that read the socket (all of them under `MainEventLoop`).
     @MainActor
-    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> [Double] {
+    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> (latencies: [Double], onReadingThread: Int)
+    {
         let client = try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: "feature-bench"))
         defer { Task { await client.close() } }
         let store = Store(initialState: Probe.State(key: key)) {
-            Probe()
+            Probe(readsOnThisThread: { client.readsOnThisThread })
         } withDependencies: {
             $0.sharedState = client
         }
@@ -113,9 +127,9 @@ struct EndToEndBench: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(5))
         }
         writer.waitUntilExit()
-        let latencies = store.latencies
+        let result = (store.latencies, store.onReadingThread)
         store.shutDown()
-        return latencies
+        return result
     }
 }
 
@@ -164,6 +178,7 @@ struct Probe: Reducer, Sendable {
         var key: String
         var isWatching = false
         var latencies: [Double] = []
+        var onReadingThread = 0
         var lastSequence = 0
     }
 
@@ -171,6 +186,9 @@ struct Probe: Reducer, Sendable {
         case start
         case changed(Result<Sample?, SharedStateError>)
     }
+
+    /// Whether the client's socket is read on the thread the reducer runs on.
+    let readsOnThisThread: @Sendable () -> Bool
 
     func reduce(into state: inout State, action: Action) -> Effect<Action> {
         switch action {
@@ -181,6 +199,7 @@ struct Probe: Reducer, Sendable {
             guard let sample, sample.sequence > state.lastSequence else { return .none }
             state.lastSequence = sample.sequence
             state.latencies.append(Double(monotonicNanos() - sample.sentAtNanos) / 1000)
+            if readsOnThisThread() { state.onReadingThread += 1 }
             return .none
         case .changed(.failure):
             return .none

@@ -3,7 +3,7 @@ import ClimateFeatures
 import SharedState
 
 @main
-struct PanelCommand: AsyncParsableCommand {
+struct PanelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "climate-panel",
         abstract: "Shows the heater and a navigation stack driven by requests under climate/panel/requests/.",
@@ -16,13 +16,8 @@ struct PanelCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ProcessOptions
 
-    func run() async throws {
-        try await Self.runPanel(host: options.host(name: "panel"))
-    }
-
-    @MainActor
-    private static func runPanel(host: FeatureHost) async throws {
-        try await host.run(
+    func run() {
+        options.host(name: "panel").main(
             initialState: Panel.State(),
             reducer: { Panel() },
             start: .start

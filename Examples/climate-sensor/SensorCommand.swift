@@ -3,7 +3,7 @@ import ClimateFeatures
 import SharedState
 
 @main
-struct SensorCommand: AsyncParsableCommand {
+struct SensorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "climate-sensor",
         abstract: "Publishes a sensor's temperature readings to syncd."
@@ -31,24 +31,19 @@ struct SensorCommand: AsyncParsableCommand {
         if let readings, readings < 0 { throw ValidationError("--readings must not be negative, not \(readings)") }
     }
 
-    func run() async throws {
+    func run() {
         let state = Sensor.State(
             name: name,
             baseCelsius: baseCelsius,
             interval: .milliseconds(intervalMs),
             readings: readings
         )
-        try await Self.runSensor(host: options.host(name: "sensor-\(name)"), state: state)
-    }
-
-    @MainActor
-    private static func runSensor(host: FeatureHost, state: Sensor.State) async throws {
-        try await host.run(
+        options.host(name: "sensor-\(name)").main(
             initialState: state,
             reducer: { Sensor() },
             start: .start,
             stop: .stop,
-            exitWhenIdle: state.remaining != nil
+            exitWhenIdle: readings != nil
         )
     }
 }

@@ -3,7 +3,7 @@ import ClimateFeatures
 import SharedState
 
 @main
-struct ThermostatCommand: AsyncParsableCommand {
+struct ThermostatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "climate-thermostat",
         abstract: "Turns the sensors' readings into a heater decision at climate/heater.",
@@ -22,15 +22,9 @@ struct ThermostatCommand: AsyncParsableCommand {
         guard band >= 0 else { throw ValidationError("--band must not be negative, not \(band)") }
     }
 
-    func run() async throws {
-        try await Self.runThermostat(
-            host: options.host(name: "thermostat"), state: Thermostat.State(band: band, alertAboveCelsius: alertAbove))
-    }
-
-    @MainActor
-    private static func runThermostat(host: FeatureHost, state: Thermostat.State) async throws {
-        try await host.run(
-            initialState: state,
+    func run() {
+        options.host(name: "thermostat").main(
+            initialState: Thermostat.State(band: band, alertAboveCelsius: alertAbove),
             reducer: { Thermostat() },
             start: .start
         )

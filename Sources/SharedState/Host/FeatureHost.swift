@@ -14,8 +14,8 @@ import Synchronization
 ///
 /// ```swift
 /// @main struct ThermostatProcess {
-///     static func main() async throws {
-///         try await FeatureHost(name: "thermostat").run(
+///     static func main() {
+///         FeatureHost(name: "thermostat").main(
 ///             initialState: Thermostat.State(target: 21),
 ///             reducer: { Thermostat() },
 ///             start: .start
@@ -23,6 +23,11 @@ import Synchronization
 ///     }
 /// }
 /// ```
+///
+/// ``main(initialState:reducer:start:stop:exitWhenIdle:)`` runs the main actor on the thread
+/// that reads syncd's socket (``MainEventLoop``) and exits when the feature ends;
+/// ``run(initialState:reducer:start:stop:exitWhenIdle:)`` does the same work from any `async`
+/// context, on whatever executor the main actor has.
 ///
 /// Every action is logged at debug level (`--log-level debug` in the examples, or
 /// `SHAREDSTATE_LOG_LEVEL=debug`).

@@ -37,7 +37,7 @@ final class Connection: Sendable {
             throw SharedStateError(.unavailable, "cannot reach syncd at \(path): \(error).\(hint)")
         }
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            channel = try await ClientBootstrap(group: MainEventLoop.eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers(

@@ -73,6 +73,10 @@ public final class SharedStateClient: Sendable {
     /// The current connection's session id, as syncd assigned it (0 while reconnecting).
     public var sessionID: UInt64 { state.withLock { $0.connection?.welcome.sessionID ?? 0 } }
 
+    /// Whether the current connection's socket is read on the calling thread (under
+    /// ``MainEventLoop``, on the main actor); false while reconnecting.
+    package var readsOnThisThread: Bool { state.withLock { $0.connection?.channel.eventLoop.inEventLoop ?? false } }
+
     /// syncd's revision when the current connection was made (0 while reconnecting).
     public var revisionAtConnect: UInt64 { state.withLock { $0.connection?.welcome.revision ?? 0 } }
 
