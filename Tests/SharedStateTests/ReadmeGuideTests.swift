@@ -42,6 +42,13 @@ struct Lobby: Reducer, Sendable {
     }
 }
 
+// The README's process, compiled and never run (its `main` would take over the test process).
+enum LobbyProcess {
+    static func main() {
+        FeatureHost(name: "lobby").main(initialState: Lobby.State(), reducer: { Lobby() }, start: .start)
+    }
+}
+
 @Suite struct ReadmeGuideTests {
     @MainActor @Test func countsVisitors() async throws {
         let sharedState = InMemorySharedState(["lobby/visitors": "2"])
