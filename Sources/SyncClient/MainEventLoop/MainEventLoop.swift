@@ -8,7 +8,8 @@ import NIOPosix
 ///
 /// By default a change from syncd crosses two threads before a main-actor reducer sees it: the
 /// connection's event loop reads it, then (on Linux) one of libdispatch's worker threads runs the
-/// main actor, and waking that thread costs tens of microseconds. Under `MainEventLoop` the
+/// main actor, once woken (about 15 µs at p50 on a 2-core machine, more at p99; BENCHMARKS.md,
+/// "The main actor on the reading thread"). Under `MainEventLoop` the
 /// thread that reads the socket is the main actor's, so a watch's consumer on the main actor
 /// runs right after the read, with no thread woken, and a lone write from the main actor leaves
 /// from the same thread.
