@@ -54,6 +54,42 @@ import Testing
         #expect(try normal.writerPragma("journal_mode") == "wal")
     }
 
+    @Test func noOtherProcessReadsTheDatabaseWhileItIsOpen() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try commitPuts(1...3, to: storage)
+        // The write-ahead log's index lives in this process's memory, not in a shared file.
+        #expect(!FileManager.default.fileExists(atPath: path + "-shm"))
+        #expect(try Self.countChangesInAnotherProcess(path).contains("database is locked"))
+        try storage.close()
+        #expect(try Self.countChangesInAnotherProcess(path) == "3")
+    }
+
+    /// What `python3`'s own SQLite says when it counts the change log's rows at `path`: the
+    /// count, or its error.
+    private static func countChangesInAnotherProcess(_ path: String) throws -> String {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = [
+            "python3", "-c",
+            """
+            import sqlite3, sys
+            try:
+                print(sqlite3.connect(sys.argv[1], timeout=0).execute("SELECT count(*) FROM changes").fetchone()[0])
+            except sqlite3.Error as error:
+                print(error)
+            """,
+            path,
+        ]
+        let output = Pipe()
+        python.standardOutput = output
+        try python.run()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        python.waitUntilExit()
+        return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @Test func backgroundCheckpointsRestartTheLogWithoutLosingCommits() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
