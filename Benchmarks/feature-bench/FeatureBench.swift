@@ -78,7 +78,7 @@ struct EndToEndBench: AsyncParsableCommand {
     func run() async throws {
         let socketPath = SharedStateClient.Configuration(socketPath: socket).socketPath
         let key = "bench/e2e/\(getpid())"
-        let (latencies, onReadingThread) = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
+        let (latencies, counts) = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
         guard latencies.count == count else {
             throw ValidationError("the reducer saw \(latencies.count) of \(count) writes")
         }
@@ -86,22 +86,33 @@ struct EndToEndBench: AsyncParsableCommand {
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         if json {
             print(
-                #"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999)),"on_reading_thread":\#(onReadingThread)}"#
+                #"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999)),"#
+                    + #""on_reading_thread":\#(counts.onReadingThread),"inside_the_read":\#(counts.insideTheRead),"#
+                    + #""out_of_order":\#(counts.outOfOrder)}"#
             )
         } else {
             print(
                 "write → reducer in another process, \(count) writes at \(rate)/s: "
                     + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs; "
-                    + "\(onReadingThread) of them reduced on the thread that read them from the socket"
+                    + "\(counts.onReadingThread) of them reduced on the thread that read them from the socket, "
+                    + "\(counts.insideTheRead) inside the read itself; \(counts.outOfOrder) out of order"
             )
         }
     }
 
-    /// The latency of each write the reducer saw, and how many of them it reduced on the thread
-    /// that read the socket (all of them under `MainEventLoop`).
+    /// What the reducer counted besides the latencies.
+    struct Counts {
+        /// Writes reduced on the thread that read the socket (all of them under `MainEventLoop`).
+        var onReadingThread: Int
+        /// Writes reduced inside the socket read that brought them, not by a task it resumed.
+        var insideTheRead: Int
+        /// Writes that did not come right after the one before.
+        var outOfOrder: Int
+    }
+
+    /// The latency of each write the reducer saw, and what it counted.
     @MainActor
-    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> (latencies: [Double], onReadingThread: Int)
-    {
+    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> (latencies: [Double], counts: Counts) {
         let client = try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: "feature-bench"))
         defer { Task { await client.close() } }
         let store = Store(initialState: Probe.State(key: key)) {
@@ -127,7 +138,10 @@ struct EndToEndBench: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(5))
         }
         writer.waitUntilExit()
-        let result = (store.latencies, store.onReadingThread)
+        let result = (
+            store.latencies,
+            Counts(onReadingThread: store.onReadingThread, insideTheRead: store.insideTheRead, outOfOrder: store.outOfOrder)
+        )
         store.shutDown()
         return result
     }
@@ -179,6 +193,8 @@ struct Probe: Reducer, Sendable {
         var isWatching = false
         var latencies: [Double] = []
         var onReadingThread = 0
+        var insideTheRead = 0
+        var outOfOrder = 0
         var lastSequence = 0
     }
 
@@ -196,8 +212,12 @@ struct Probe: Reducer, Sendable {
             return .observe(SharedKey<Sample?>(state.key, default: nil)) { .changed($0) }
         case .changed(.success(let sample)):
             state.isWatching = true
-            guard let sample, sample.sequence > state.lastSequence else { return .none }
+            guard let sample else { return .none }
+            if sample.sequence != state.lastSequence + 1 { state.outOfOrder += 1 }
+            guard sample.sequence > state.lastSequence else { return .none }
             state.lastSequence = sample.sequence
+            // Sent by the read itself rather than by the effect's task.
+            if withUnsafeCurrentTask(body: { $0 == nil }) { state.insideTheRead += 1 }
             state.latencies.append(Double(monotonicNanos() - sample.sentAtNanos) / 1000)
             if readsOnThisThread() { state.onReadingThread += 1 }
             return .none

@@ -5,7 +5,8 @@ import Testing
 /// `feature-bench`): the main actor runs on the thread that reads syncd's socket.
 @Suite(.timeLimit(.minutes(3))) struct MainEventLoopTests {
     /// `feature-bench e2e`: a writer process puts 300 values, paced; the reducer in the other
-    /// process sees every one, each on the thread its connection reads from.
+    /// process sees every one, in order, each on the thread its connection reads from and sent
+    /// by `.observe` from inside the read that brought it (no task resumed in between).
     @Test func everyChangeReachesTheReducerOnTheThreadThatReadIt() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
@@ -18,6 +19,8 @@ import Testing
         #expect(try await bench.waitForExit(timeout: .seconds(90)) == 0, "\(bench.stderr)")
         let result = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any], "\(bench.stdout)")
         #expect(result["on_reading_thread"] as? Int == 300)
+        #expect(result["inside_the_read"] as? Int == 300)
+        #expect(result["out_of_order"] as? Int == 0)
         try await daemon.stop()
     }
 

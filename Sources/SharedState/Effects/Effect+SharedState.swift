@@ -17,18 +17,24 @@ extension Effect {
     ///     return .cancel(id: CancelID.target)
     /// ```
     ///
-    /// The watch is read on the main actor, where the reducer runs: a change goes from the
-    /// connection's event loop to the reducer with one thread hand-off.
+    /// The watch is read on the main actor, where the reducer runs. Under ``MainEventLoop``
+    /// (``FeatureHost/main(initialState:reducer:start:stop:exitWhenIdle:)``) the main actor runs
+    /// on the thread that reads syncd's socket, and a change is sent to the store inside the read
+    /// that brought it; otherwise it goes from the connection's event loop to the main actor with
+    /// one thread hand-off.
     public static func observe<Value>(
         _ key: SharedKey<Value>,
         _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action
     ) -> Self {
         .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
+            let handle: @MainActor @Sendable (WatchBatch) -> Void = { batch in
+                if let update = key.value(after: batch) { send(toAction(update)) }
+            }
             do {
-                for try await batch in sharedState.watch(prefixes: [key.name], fromRevision: nil) {
-                    if let update = key.value(after: batch) { send(toAction(update)) }
-                }
+                let watch = sharedState.watch(prefixes: [key.name], fromRevision: nil)
+                watch.handleOnMainActor(handle)
+                for try await batch in watch { handle(batch) }
             } catch {
                 send(toAction(.failure(SharedStateError(error))))
             }
@@ -54,10 +60,13 @@ extension Effect {
     ) -> Self {
         .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
+            let handle: @MainActor @Sendable (WatchBatch) -> Void = { batch in
+                if batch.kind != .progress { send(toAction(SharedItems(batch, as: Value.self))) }
+            }
             do {
-                for try await batch in sharedState.watch(prefixes: [prefix], fromRevision: nil) where batch.kind != .progress {
-                    send(toAction(SharedItems(batch, as: Value.self)))
-                }
+                let watch = sharedState.watch(prefixes: [prefix], fromRevision: nil)
+                watch.handleOnMainActor(handle)
+                for try await batch in watch { handle(batch) }
             } catch {
                 guard !Task.isCancelled else { return }
                 if let handler {

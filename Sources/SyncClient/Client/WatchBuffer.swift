@@ -56,6 +56,9 @@ package final class WatchBuffer: Sendable {
         var handoffs: [Handoff] = []
         var nextHandoff = 0
         var folds = 0
+        /// Handles a batch in place of the waiting consumer, on the thread that produced it,
+        /// when that thread is the main actor's (see ``handleOnMainActor(_:)``).
+        var mainActorHandler: (@MainActor @Sendable (WatchBatch) -> Void)?
     }
 
     private let configuration: Configuration
@@ -85,17 +88,37 @@ package final class WatchBuffer: Sendable {
         if runNow { handler() }
     }
 
+    /// Lets `handler` take a batch in place of the consumer, when the consumer runs on the main
+    /// actor: whenever the batch is produced on the main actor's thread (the socket is read
+    /// there, under ``MainEventLoop``) while the consumer waits with nothing left to take, the
+    /// handler runs right there, inside the read, instead of the batch resuming the consumer's
+    /// task as a job queued behind the read. The consumer keeps waiting meanwhile and still gets
+    /// every other batch, and the end, in order; nothing reaches the handler once the stream was
+    /// terminated.
+    package func handleOnMainActor(_ handler: @escaping @MainActor @Sendable (WatchBatch) -> Void) {
+        state.withLock { $0.mainActorHandler = handler }
+    }
+
     // MARK: Producer
+
+    /// Where a batch goes once the buffer let go of its lock.
+    private enum Delivery {
+        case consumer(CheckedContinuation<WatchBatch?, any Error>)
+        case mainActorHandler(@MainActor @Sendable (WatchBatch) -> Void)
+    }
 
     /// Hands `batch` to the consumer, or keeps it (folded, past the bound) until it asks.
     package func yield(_ batch: WatchBatch) {
-        let consumer: CheckedContinuation<WatchBatch?, any Error>? = state.withLock { state in
+        let delivery: Delivery? = state.withLock { state in
             guard !state.isTerminated, state.end == nil else { return nil }
             state.yieldedRevision = max(state.yieldedRevision, batch.revision)
-            if let consumer = state.consumer, state.pending.isEmpty, state.folded == nil {
-                state.consumer = nil
+            if state.consumer != nil, state.pending.isEmpty, state.folded == nil {
                 state.markDelivered(batch)
-                return consumer
+                if let handler = state.mainActorHandler, MainEventLoop.isCurrentThread {
+                    return .mainActorHandler(handler)
+                }
+                defer { state.consumer = nil }
+                return .consumer(state.consumer!)
             }
             if state.folded != nil {
                 state.folded!.absorb(batch)
@@ -115,7 +138,19 @@ package final class WatchBuffer: Sendable {
             }
             return nil
         }
-        consumer?.resume(returning: batch)
+        switch delivery {
+        case .consumer(let consumer):
+            consumer.resume(returning: batch)
+        case .mainActorHandler(let handler):
+            MainActor.assumeIsolated { handler(batch) }
+            let handoffs = state.withLock { state in
+                state.handledRevision = max(state.handledRevision, batch.revision)
+                return state.takeHandoffs()
+            }
+            for handoff in handoffs { handoff.continuation.resume() }
+        case nil:
+            break
+        }
     }
 
     /// Ends the stream after the batches already given: normally, or with `error`.

@@ -35,6 +35,14 @@ public struct WatchStream: AsyncSequence, Sendable {
     /// The highest revision the watch has received, whether its consumer took it yet or not.
     package var latestRevision: UInt64 { buffer.latestRevision }
 
+    /// Lets `handler` take the batches that arrive while a consumer on the main actor waits
+    /// for them, inside the socket read that brought them, when that read runs on the main
+    /// actor (under ``MainEventLoop``); see ``WatchBuffer/handleOnMainActor(_:)``. The consumer
+    /// must handle the batches it does get the same way.
+    package func handleOnMainActor(_ handler: @escaping @MainActor @Sendable (WatchBatch) -> Void) {
+        buffer.handleOnMainActor(handler)
+    }
+
     public func makeAsyncIterator() -> Iterator {
         Iterator(buffer: buffer, lifetime: lifetime)
     }
