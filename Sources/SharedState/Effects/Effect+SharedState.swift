@@ -28,13 +28,10 @@ extension Effect {
     ) -> Self {
         .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
-            let handle: @MainActor @Sendable (WatchBatch) -> Void = { batch in
-                if let update = key.value(after: batch) { send(toAction(update)) }
-            }
             do {
-                let watch = sharedState.watch(prefixes: [key.name], fromRevision: nil)
-                watch.handleOnMainActor(handle)
-                for try await batch in watch { handle(batch) }
+                try await sharedState.watch(prefixes: [key.name], fromRevision: nil).handleEach { batch in
+                    if let update = key.value(after: batch) { send(toAction(update)) }
+                }
             } catch {
                 send(toAction(.failure(SharedStateError(error))))
             }
@@ -60,13 +57,10 @@ extension Effect {
     ) -> Self {
         .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
-            let handle: @MainActor @Sendable (WatchBatch) -> Void = { batch in
-                if batch.kind != .progress { send(toAction(SharedItems(batch, as: Value.self))) }
-            }
             do {
-                let watch = sharedState.watch(prefixes: [prefix], fromRevision: nil)
-                watch.handleOnMainActor(handle)
-                for try await batch in watch { handle(batch) }
+                try await sharedState.watch(prefixes: [prefix], fromRevision: nil).handleEach { batch in
+                    if batch.kind != .progress { send(toAction(SharedItems(batch, as: Value.self))) }
+                }
             } catch {
                 guard !Task.isCancelled else { return }
                 if let handler {

@@ -56,9 +56,9 @@ package final class WatchBuffer: Sendable {
         var handoffs: [Handoff] = []
         var nextHandoff = 0
         var folds = 0
-        /// Handles a batch in place of the waiting consumer, on the thread that produced it,
-        /// when that thread is the main actor's (see ``handleOnMainActor(_:)``).
-        var mainActorHandler: (@MainActor @Sendable (WatchBatch) -> Void)?
+        /// Handles a batch in place of the waiting consumer when it is produced on `loop`, the
+        /// main actor's (see ``handleOnMainActor(_:)``).
+        var mainActorHandler: (loop: any EventLoop, handle: @MainActor @Sendable (WatchBatch) -> Void)?
     }
 
     private let configuration: Configuration
@@ -88,15 +88,16 @@ package final class WatchBuffer: Sendable {
         if runNow { handler() }
     }
 
-    /// Lets `handler` take a batch in place of the consumer, when the consumer runs on the main
-    /// actor: whenever the batch is produced on the main actor's thread (the socket is read
-    /// there, under ``MainEventLoop``) while the consumer waits with nothing left to take, the
-    /// handler runs right there, inside the read, instead of the batch resuming the consumer's
-    /// task as a job queued behind the read. The consumer keeps waiting meanwhile and still gets
-    /// every other batch, and the end, in order; nothing reaches the handler once the stream was
-    /// terminated.
+    /// Lets `handler` take a batch in place of a consumer on the main actor, under
+    /// ``MainEventLoop``: whenever the batch is produced on the main actor's thread (where the
+    /// socket is read) while the consumer waits with nothing left to take, the handler runs right
+    /// there, inside the read, instead of the batch resuming the consumer's task as a job queued
+    /// behind the read. The consumer keeps waiting meanwhile and still gets every other batch, and
+    /// the end, in order; nothing reaches the handler once the stream was terminated. Without
+    /// ``MainEventLoop`` it does nothing.
     package func handleOnMainActor(_ handler: @escaping @MainActor @Sendable (WatchBatch) -> Void) {
-        state.withLock { $0.mainActorHandler = handler }
+        guard let loop = MainEventLoop.eventLoop else { return }
+        state.withLock { $0.mainActorHandler = (loop, handler) }
     }
 
     // MARK: Producer
@@ -112,13 +113,13 @@ package final class WatchBuffer: Sendable {
         let delivery: Delivery? = state.withLock { state in
             guard !state.isTerminated, state.end == nil else { return nil }
             state.yieldedRevision = max(state.yieldedRevision, batch.revision)
-            if state.consumer != nil, state.pending.isEmpty, state.folded == nil {
+            if let consumer = state.consumer, state.pending.isEmpty, state.folded == nil {
                 state.markDelivered(batch)
-                if let handler = state.mainActorHandler, MainEventLoop.isCurrentThread {
-                    return .mainActorHandler(handler)
+                if let handler = state.mainActorHandler, handler.loop.inEventLoop {
+                    return .mainActorHandler(handler.handle)
                 }
-                defer { state.consumer = nil }
-                return .consumer(state.consumer!)
+                state.consumer = nil
+                return .consumer(consumer)
             }
             if state.folded != nil {
                 state.folded!.absorb(batch)

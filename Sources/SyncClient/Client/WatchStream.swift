@@ -35,12 +35,14 @@ public struct WatchStream: AsyncSequence, Sendable {
     /// The highest revision the watch has received, whether its consumer took it yet or not.
     package var latestRevision: UInt64 { buffer.latestRevision }
 
-    /// Lets `handler` take the batches that arrive while a consumer on the main actor waits
-    /// for them, inside the socket read that brought them, when that read runs on the main
-    /// actor (under ``MainEventLoop``); see ``WatchBuffer/handleOnMainActor(_:)``. The consumer
-    /// must handle the batches it does get the same way.
-    package func handleOnMainActor(_ handler: @escaping @MainActor @Sendable (WatchBatch) -> Void) {
-        buffer.handleOnMainActor(handler)
+    /// Calls `handle` with every batch, in order, until the watch ends (returns) or fails
+    /// (throws); on the main actor, like a `for try await` over the stream. Under
+    /// ``MainEventLoop``, a batch that arrives while it waits is handled inside the socket read
+    /// that brought it, not by resuming this task (see ``WatchBuffer/handleOnMainActor(_:)``).
+    @MainActor
+    package func handleEach(_ handle: @escaping @MainActor @Sendable (WatchBatch) -> Void) async throws {
+        buffer.handleOnMainActor(handle)
+        for try await batch in self { handle(batch) }
     }
 
     public func makeAsyncIterator() -> Iterator {

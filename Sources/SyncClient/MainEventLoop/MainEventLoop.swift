@@ -84,9 +84,4 @@ public enum MainEventLoop {
     public static var eventLoop: (any EventLoop)? {
         (MainActor.executor as? EventLoopMainExecutor)?.eventLoop
     }
-
-    /// Whether the calling thread runs the main event loop, and so the main actor.
-    static var isCurrentThread: Bool {
-        eventLoop?.inEventLoop ?? false
-    }
 }
