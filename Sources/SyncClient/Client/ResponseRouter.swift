@@ -139,8 +139,7 @@ final class ResponseRouter: Sendable {
             watch?.onEnd(SharedStateError(wireValue: event.error))
 
         case .event(let event):
-            let watch = state.withLock { $0.watches[event.watchID] }
-            if let watch { watch.onBatch(WatchBatch(wireValue: event, previousValues: watch.previousValues)) }
+            deliver(toWatch: event.watchID) { WatchBatch(wireValue: event, previousValues: $0) }
 
         case .fatal(let error):
             end(with: SharedStateError(wireValue: error))
@@ -148,6 +147,18 @@ final class ResponseRouter: Sendable {
         case nil:
             break
         }
+    }
+
+    /// Routes a watch event read by hand (``WatchEventFrame``).
+    func route(_ event: WatchEventFrame) {
+        deliver(toWatch: event.watchID) { event.batch(previousValues: $0) }
+    }
+
+    /// Hands a batch to its watch, if it is still registered; `batch` makes it for a watch that
+    /// did or did not ask for previous entries.
+    private func deliver(toWatch id: UInt64, _ batch: (_ previousValues: Bool) -> WatchBatch) {
+        guard let watch = state.withLock({ $0.watches[id] }) else { return }
+        watch.onBatch(batch(watch.previousValues))
     }
 
     /// Fails every waiting call and ends every watch with `error`; later calls fail at once.

@@ -1,7 +1,8 @@
 import NIOCore
 
-/// The client's last pipeline handler: decodes each frame from syncd and hands it to the router;
-/// ends the router when the connection closes.
+/// The client's last pipeline handler: decodes each frame from syncd (a watch event by hand, see
+/// ``WatchEventFrame``; anything else with SwiftProtobuf) and hands it to the router; ends the
+/// router when the connection closes.
 final class RoutingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
@@ -14,8 +15,13 @@ final class RoutingHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let payload = unwrapInboundIn(data)
+        if let event = WatchEventFrame(frame: payload) {
+            router.route(event)
+            return
+        }
         do {
-            router.route(try Frame.decode(Sharedstate_V1_ServerFrame.self, from: unwrapInboundIn(data)))
+            router.route(try Frame.decode(Sharedstate_V1_ServerFrame.self, from: payload))
         } catch {
             router.end(with: error)
             context.close(promise: nil)

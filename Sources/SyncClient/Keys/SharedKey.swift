@@ -51,7 +51,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// - Throws: ``SharedStateError`` `invalidArgument` when the JSON is not a `Value`.
     public static func decode(_ data: Data, named name: String) throws(SharedStateError) -> Value {
         do {
-            return try JSONDecoder().decode(Value.self, from: data)
+            return try sharedJSONDecoder.decode(Value.self, from: data)
         } catch {
             throw SharedStateError(
                 .invalidArgument,
@@ -60,3 +60,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
         }
     }
 }
+
+/// One decoder for every typed key: it is never configured, and making one per value cost an
+/// allocation and its options' storage on each change a watch delivers.
+private let sharedJSONDecoder = JSONDecoder()

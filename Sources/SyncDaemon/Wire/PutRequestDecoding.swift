@@ -30,7 +30,7 @@ struct DecodedPut: Equatable {
     /// The put in `payload` (a `ClientFrame` whose `request` is a put), or nil for any other frame.
     init?(frame payload: ByteBuffer) {
         let decoded: DecodedPut? = payload.withUnsafeReadableBytes { bytes in
-            var frame = FieldReader(bytes)
+            var frame = ProtobufFieldReader(bytes)
             // ClientFrame.request (2) and nothing else.
             guard frame.nextTag() == Self.tag(2, .lengthDelimited), let request = frame.lengthDelimited(), frame.isAtEnd else {
                 return nil
@@ -42,8 +42,8 @@ struct DecodedPut: Equatable {
     }
 
     private init?(request bytes: UnsafeRawBufferPointer) {
-        var request = FieldReader(bytes)
-        var seen = FieldSet()
+        var request = ProtobufFieldReader(bytes)
+        var seen = ProtobufFieldSet()
         var put: UnsafeRawBufferPointer?
         while !request.isAtEnd {
             guard let tag = request.nextTag(), seen.insert(tag) else { return nil }
@@ -63,13 +63,13 @@ struct DecodedPut: Equatable {
 
     /// Reads a `PutRequest`'s fields into this value; false when it is not in the expected shape.
     private mutating func readPut(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var put = FieldReader(bytes)
-        var seen = FieldSet()
+        var put = ProtobufFieldReader(bytes)
+        var seen = ProtobufFieldSet()
         while !put.isAtEnd {
             guard let tag = put.nextTag(), seen.insert(tag) else { return false }
             switch tag {
             case Self.tag(1, .lengthDelimited):
-                guard let bytes = put.lengthDelimited(), let key = String(validating: bytes, as: UTF8.self) else { return false }
+                guard let key = put.string() else { return false }
                 self.key = key
             case Self.tag(2, .lengthDelimited):
                 guard let bytes = put.lengthDelimited() else { return false }
@@ -81,7 +81,7 @@ struct DecodedPut: Equatable {
                 guard let flag = put.varint() else { return false }
                 isEphemeral = flag != 0
             case Self.tag(5, .lengthDelimited):
-                guard let bytes = put.lengthDelimited(), let cause = String(validating: bytes, as: UTF8.self) else { return false }
+                guard let cause = put.string() else { return false }
                 self.cause = cause
             default:
                 return false
@@ -90,68 +90,8 @@ struct DecodedPut: Equatable {
         return true
     }
 
-    private enum WireType: UInt8 {
-        case varint = 0
-        case lengthDelimited = 2
-    }
-
-    /// The one-byte key of field `number` (below 16) of `type`.
-    private static func tag(_ number: UInt8, _ type: WireType) -> UInt8 {
-        number << 3 | type.rawValue
-    }
-}
-
-/// The field numbers (below 16) a message has shown so far.
-private struct FieldSet {
-    private var bits: UInt16 = 0
-
-    /// Adds the field of `tag`; false when it was there already.
-    mutating func insert(_ tag: UInt8) -> Bool {
-        let bit = UInt16(1) << (tag >> 3)
-        defer { bits |= bit }
-        return bits & bit == 0
-    }
-}
-
-/// Reads protobuf fields from bytes; each read returns nil when the bytes end too soon.
-private struct FieldReader {
-    let bytes: UnsafeRawBufferPointer
-    var offset = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    var isAtEnd: Bool { offset == bytes.count }
-
-    /// The next field's key, when it fits in one byte (field numbers below 16), else nil.
-    mutating func nextTag() -> UInt8? {
-        guard offset < bytes.count, bytes[offset] < 0x80 else { return nil }
-        defer { offset += 1 }
-        return bytes[offset]
-    }
-
-    /// A base-128 varint of at most 10 bytes.
-    mutating func varint() -> UInt64? {
-        var value: UInt64 = 0
-        for shift in stride(from: 0, to: 70, by: 7) {
-            guard offset < bytes.count else { return nil }
-            let byte = bytes[offset]
-            offset += 1
-            // The tenth byte holds the 64th bit and nothing more.
-            if shift == 63 && byte > 1 { return nil }
-            value |= UInt64(byte & 0x7f) << UInt64(shift)
-            if byte < 0x80 { return value }
-        }
-        return nil
-    }
-
-    /// A length-delimited field's contents, in place.
-    mutating func lengthDelimited() -> UnsafeRawBufferPointer? {
-        guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
-        let start = offset
-        offset += Int(length)
-        return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+    private static func tag(_ number: UInt8, _ type: ProtobufFieldReader.WireType) -> UInt8 {
+        ProtobufFieldReader.tag(number, type)
     }
 }
 

@@ -1,0 +1,76 @@
+/// Reads protobuf fields from a message's bytes in place, for the few messages each side decodes
+/// by hand on its hot path (syncd's puts, the client's watch events) instead of through
+/// SwiftProtobuf's generic decoding. Each read returns nil when the bytes end too soon or are not
+/// in the expected shape; the caller then leaves the whole frame to SwiftProtobuf.
+package struct ProtobufFieldReader {
+    /// The wire types the hand-written readers accept.
+    package enum WireType: UInt8 {
+        case varint = 0
+        case lengthDelimited = 2
+    }
+
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+
+    package init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    /// The one-byte key of field `number` (below 16) of `type`.
+    package static func tag(_ number: UInt8, _ type: WireType) -> UInt8 {
+        number << 3 | type.rawValue
+    }
+
+    package var isAtEnd: Bool { offset == bytes.count }
+
+    /// The next field's key, when it fits in one byte (field numbers below 16), else nil.
+    package mutating func nextTag() -> UInt8? {
+        guard offset < bytes.count, bytes[offset] < 0x80 else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// A base-128 varint of at most 10 bytes.
+    package mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 70, by: 7) {
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
+            // The tenth byte holds the 64th bit and nothing more.
+            if shift == 63 && byte > 1 { return nil }
+            value |= UInt64(byte & 0x7f) << UInt64(shift)
+            if byte < 0x80 { return value }
+        }
+        return nil
+    }
+
+    /// A length-delimited field's contents, in place.
+    package mutating func lengthDelimited() -> UnsafeRawBufferPointer? {
+        guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
+        let start = offset
+        offset += Int(length)
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+    }
+
+    /// A length-delimited field holding UTF-8 text, as SwiftProtobuf requires of a `string`.
+    package mutating func string() -> String? {
+        guard let bytes = lengthDelimited() else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+/// The field numbers (below 16) a message has shown so far, for readers that take each field at
+/// most once.
+package struct ProtobufFieldSet {
+    private var bits: UInt16 = 0
+
+    package init() {}
+
+    /// Adds the field of `tag`; false when it was there already.
+    package mutating func insert(_ tag: UInt8) -> Bool {
+        let bit = UInt16(1) << (tag >> 3)
+        defer { bits |= bit }
+        return bits & bit == 0
+    }
+}
