@@ -88,14 +88,15 @@ struct EndToEndBench: AsyncParsableCommand {
             print(
                 #"{"p50_us":\#(percentile(0.5)),"p99_us":\#(percentile(0.99)),"p999_us":\#(percentile(0.999)),"#
                     + #""on_reading_thread":\#(counts.onReadingThread),"inside_the_read":\#(counts.insideTheRead),"#
-                    + #""out_of_order":\#(counts.outOfOrder)}"#
+                    + #""out_of_order":\#(counts.outOfOrder),"written_by_reading_thread":\#(counts.writtenByReadingThread)}"#
             )
         } else {
             print(
                 "write → reducer in another process, \(count) writes at \(rate)/s: "
                     + "p50 \(percentile(0.5)) µs, p99 \(percentile(0.99)) µs, p99.9 \(percentile(0.999)) µs; "
                     + "\(counts.onReadingThread) of them reduced on the thread that read them from the socket, "
-                    + "\(counts.insideTheRead) inside the read itself; \(counts.outOfOrder) out of order"
+                    + "\(counts.insideTheRead) inside the read itself; \(counts.outOfOrder) out of order; "
+                    + "\(counts.writtenByReadingThread) written by the thread that reads the writer's socket"
             )
         }
     }
@@ -108,6 +109,9 @@ struct EndToEndBench: AsyncParsableCommand {
         var insideTheRead: Int
         /// Writes that did not come right after the one before.
         var outOfOrder: Int
+        /// Writes the writer sent from the thread that reads its socket (its main actor's, under
+        /// `MainEventLoop`), without waking another thread.
+        var writtenByReadingThread: Int
     }
 
     /// The latency of each write the reducer saw, and what it counted.
@@ -127,6 +131,8 @@ struct EndToEndBench: AsyncParsableCommand {
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
         writer.arguments = ["writer", "--socket", socketPath, "--key", key, "--count", "\(count)", "--rate", "\(rate)"]
+        let report = Pipe()
+        writer.standardOutput = report
         try writer.run()
         while store.latencies.count < count {
             if !writer.isRunning {
@@ -135,19 +141,26 @@ struct EndToEndBench: AsyncParsableCommand {
                 try await Task.sleep(for: .milliseconds(500))
                 break
             }
-            try await Task.sleep(for: .milliseconds(5))
+            // Seldom: each wake-up of the harness takes a core from the measured path.
+            try await Task.sleep(for: .milliseconds(50))
         }
         writer.waitUntilExit()
+        let written = String(decoding: report.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let result = (
             store.latencies,
-            Counts(onReadingThread: store.onReadingThread, insideTheRead: store.insideTheRead, outOfOrder: store.outOfOrder)
+            Counts(
+                onReadingThread: store.onReadingThread, insideTheRead: store.insideTheRead, outOfOrder: store.outOfOrder,
+                writtenByReadingThread: Int(written.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            )
         )
         store.shutDown()
         return result
     }
 }
 
-/// Writes `count` values holding their send time, paced at `rate` per second.
+/// Writes `count` values holding their send time, paced at `rate` per second, from the main
+/// actor, as a feature's main-actor code would; prints how many left from the thread that reads
+/// the socket.
 struct Writer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "writer", abstract: "The writing side of e2e.", shouldDisplay: false)
 
@@ -156,6 +169,7 @@ struct Writer: AsyncParsableCommand {
     @Option var count: Int
     @Option var rate: Int
 
+    @MainActor
     func run() async throws {
         let client = try await SharedStateClient.connect(.init(socketPath: socket, clientName: "feature-bench-writer"))
         let interval = Duration.seconds(1) / rate
@@ -166,6 +180,7 @@ struct Writer: AsyncParsableCommand {
             next = next.advanced(by: interval)
             try await client.put(key, json: #"{"sentAtNanos":\#(monotonicNanos()),"sequence":\#(sequence)}"#)
         }
+        print(client.requestsWrittenByReadingThread)
         await client.close()
     }
 }

@@ -4,9 +4,11 @@ import Testing
 /// Feature processes under `MainEventLoop` (every example, through `FeatureHost.main`, and
 /// `feature-bench`): the main actor runs on the thread that reads syncd's socket.
 @Suite(.timeLimit(.minutes(3))) struct MainEventLoopTests {
-    /// `feature-bench e2e`: a writer process puts 300 values, paced; the reducer in the other
-    /// process sees every one, in order, each on the thread its connection reads from and sent
-    /// by `.observe` from inside the read that brought it (no task resumed in between).
+    /// `feature-bench e2e`: a writer process puts 300 values, paced, from its main actor, and
+    /// each is written to the socket by the thread that reads it (no other thread woken on the
+    /// way out); the reducer in the other process sees every one, in order, each on the thread
+    /// its connection reads from and sent by `.observe` from inside the read that brought it (no
+    /// task resumed in between).
     @Test func everyChangeReachesTheReducerOnTheThreadThatReadIt() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
@@ -21,6 +23,7 @@ import Testing
         #expect(result["on_reading_thread"] as? Int == 300)
         #expect(result["inside_the_read"] as? Int == 300)
         #expect(result["out_of_order"] as? Int == 0)
+        #expect(result["written_by_reading_thread"] as? Int == 300)
         try await daemon.stop()
     }
 

@@ -23,7 +23,7 @@ final class LazySharedStateClient: SharedStateBackend {
         connection.withLock { if case .connected(let client) = $0 { client } else { nil } }
     }
 
-    private func client() async throws(SharedStateError) -> SharedStateClient {
+    private nonisolated(nonsending) func client() async throws(SharedStateError) -> SharedStateClient {
         let task = connection.withLock { connection -> Task<SharedStateClient, Error>? in
             switch connection {
             case .connected: return nil
@@ -50,23 +50,25 @@ final class LazySharedStateClient: SharedStateBackend {
         }
     }
 
-    func get(_ key: String) async throws(SharedStateError) -> Entry {
+    nonisolated(nonsending) func get(_ key: String) async throws(SharedStateError) -> Entry {
         try await client().get(key)
     }
 
-    func put(_ key: String, value: Data, ifVersion: UInt64?, ephemeral: Bool) async throws(SharedStateError) -> PutResult {
+    nonisolated(nonsending) func put(_ key: String, value: Data, ifVersion: UInt64?, ephemeral: Bool) async throws(SharedStateError)
+        -> PutResult
+    {
         try await client().put(key, value: value, ifVersion: ifVersion, ephemeral: ephemeral)
     }
 
-    func delete(_ key: String, ifVersion: UInt64?) async throws(SharedStateError) -> UInt64 {
+    nonisolated(nonsending) func delete(_ key: String, ifVersion: UInt64?) async throws(SharedStateError) -> UInt64 {
         try await client().delete(key, ifVersion: ifVersion)
     }
 
-    func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult {
+    nonisolated(nonsending) func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult {
         try await client().list(prefix: prefix, limit: limit)
     }
 
-    func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
+    nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try await client().transaction(transaction)
     }
 

@@ -82,6 +82,9 @@ extension Effect {
     ///
     /// Without `toAction`, a failed write is reported as an issue that names where the effect
     /// was made.
+    ///
+    /// Like ``observe(_:_:)``, it runs on the main actor: under `MainEventLoop` the write leaves
+    /// from the thread that reads syncd's socket, without waking another thread on its way out.
     public static func set<Value>(
         _ key: SharedKey<Value>,
         to value: Value,
@@ -93,13 +96,13 @@ extension Effect {
         line: UInt = #line,
         column: UInt = #column
     ) -> Self {
-        .run { send in
+        .run { @MainActor send in
             @Dependency(\.sharedState) var sharedState
             let result = await Result { () async throws(SharedStateError) in
                 try await sharedState.set(key, to: value, ifVersion: ifVersion, ephemeral: ephemeral)
             }
             if let toAction {
-                await send(toAction(result))
+                send(toAction(result))
             } else if case .failure(let error) = result {
                 reportIssue(
                     "Writing key \"\(key.name)\" failed: \(error)",

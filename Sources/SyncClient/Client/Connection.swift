@@ -10,6 +10,9 @@ final class Connection: Sendable {
     let router: ResponseRouter
     let welcome: Sharedstate_V1_Welcome
     private let outbound: OutboundQueue
+
+    /// Requests written at once by the thread that reads this connection (see ``OutboundQueue``).
+    var requestsWrittenByReadingThread: Int { outbound.framesWrittenAtOnceByLoop }
     /// Requests sent and not yet answered.
     private let awaited = Atomic<Int>(0)
 
@@ -79,7 +82,9 @@ final class Connection: Sendable {
     }
 
     /// Sends a request and waits for its result; a response carrying an error is thrown.
-    func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError) -> Sharedstate_V1_Response.OneOf_Result {
+    nonisolated(nonsending) func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
+        -> Sharedstate_V1_Response.OneOf_Result
+    {
         let id = router.makeRequestID()
         let frame = Frame.encode(Self.requestFrame(id: id, operation))
         let outbound = self.outbound

@@ -31,6 +31,11 @@ final class OutboundQueue: Sendable {
 
     private let channel: any Channel
     private let state: Mutex<State>
+    private let writtenAtOnceByLoop = Atomic<Int>(0)
+
+    /// Frames written at once by the thread of the channel's event loop: under ``MainEventLoop``,
+    /// requests made on the main actor, which left without waking another thread.
+    var framesWrittenAtOnceByLoop: Int { writtenAtOnceByLoop.load(ordering: .relaxed) }
 
     /// - Parameter descriptor: A duplicate of the channel's socket, which the queue now owns and
     ///   closes when the channel closes; -1 to always go through the channel.
@@ -53,19 +58,20 @@ final class OutboundQueue: Sendable {
 
     /// Queues a frame, or, with `mayWriteAtOnce`, writes it at once when nothing waits before it.
     func send(_ frame: ByteBuffer, mayWriteAtOnce: Bool) {
-        let mustSchedule = state.withLock { state in
+        let (wroteAtOnce, mustSchedule) = state.withLock { state in
             var frame = frame
             if mayWriteAtOnce, state.frames.isEmpty, !state.isScheduled, state.inChannel == 0, state.descriptor >= 0,
                 UnixSocket.writeWithoutBlocking(&frame, to: state.descriptor)
             {
-                return false
+                return (true, false)
             }
             // What the socket did not take (all of it, or the rest of a frame) goes through the
             // channel, which waits for the socket to drain or reports why it failed.
             state.frames.append(frame)
             defer { state.isScheduled = true }
-            return !state.isScheduled
+            return (false, !state.isScheduled)
         }
+        if wroteAtOnce, channel.eventLoop.inEventLoop { writtenAtOnceByLoop.add(1, ordering: .relaxed) }
         guard mustSchedule else { return }
         channel.eventLoop.execute { [self] in
             let frames = state.withLock { state in

@@ -55,7 +55,7 @@ final class ResponseRouter: Sendable {
     }
 
     /// Registers a call, sends it with `send`, and waits for its response.
-    func call(id: UInt64, _ send: () -> Void) async throws -> Sharedstate_V1_Response {
+    nonisolated(nonsending) func call(id: UInt64, _ send: () -> Void) async throws -> Sharedstate_V1_Response {
         try await withCheckedThrowingContinuation { continuation in
             if let error = state.withLock({ state in
                 if state.endError == nil { state.waiters[id] = .call(continuation) }

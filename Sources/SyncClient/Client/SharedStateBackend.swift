@@ -8,22 +8,23 @@ import Foundation
 /// every change after it, in revision order, one batch per revision.
 public protocol SharedStateBackend: Sendable {
     /// The entry of `key`; `notFound` when it does not exist.
-    func get(_ key: String) async throws(SharedStateError) -> Entry
+    nonisolated(nonsending) func get(_ key: String) async throws(SharedStateError) -> Entry
 
     /// Sets `key` to `value` (one JSON document), if its version is `ifVersion` when given; with
     /// `ephemeral`, bound to this process's session, which deletes it when it ends.
     @discardableResult
-    func put(_ key: String, value: Data, ifVersion: UInt64?, ephemeral: Bool) async throws(SharedStateError) -> PutResult
+    nonisolated(nonsending) func put(_ key: String, value: Data, ifVersion: UInt64?, ephemeral: Bool) async throws(SharedStateError)
+        -> PutResult
 
     /// Removes `key`, if its version is `ifVersion` when given, and returns the revision.
     @discardableResult
-    func delete(_ key: String, ifVersion: UInt64?) async throws(SharedStateError) -> UInt64
+    nonisolated(nonsending) func delete(_ key: String, ifVersion: UInt64?) async throws(SharedStateError) -> UInt64
 
     /// The entries under `prefix`, in key order, at most `limit` of them.
-    func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult
+    nonisolated(nonsending) func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult
 
     /// Applies `transaction` atomically, as one revision.
-    func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult
+    nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult
 
     /// Watches the keys under `prefixes`: a snapshot first (or, with `fromRevision`, every change
     /// after it), then every change, one batch per revision.
@@ -38,13 +39,13 @@ public protocol SharedStateBackend: Sendable {
 extension SharedStateBackend {
     /// Sets `key` to `value` (one JSON document).
     @discardableResult
-    public func put(_ key: String, value: Data) async throws(SharedStateError) -> PutResult {
+    public nonisolated(nonsending) func put(_ key: String, value: Data) async throws(SharedStateError) -> PutResult {
         try await put(key, value: value, ifVersion: nil, ephemeral: false)
     }
 
     /// Sets `key` to the JSON document in `json`; see ``put(_:value:ifVersion:ephemeral:)``.
     @discardableResult
-    public func put(
+    public nonisolated(nonsending) func put(
         _ key: String,
         json: String,
         ifVersion: UInt64? = nil,
@@ -55,12 +56,12 @@ extension SharedStateBackend {
 
     /// Removes `key` and returns the revision of the removal.
     @discardableResult
-    public func delete(_ key: String) async throws(SharedStateError) -> UInt64 {
+    public nonisolated(nonsending) func delete(_ key: String) async throws(SharedStateError) -> UInt64 {
         try await delete(key, ifVersion: nil)
     }
 
     /// Every entry under `prefix`, in key order.
-    public func list(prefix: String) async throws(SharedStateError) -> ListResult {
+    public nonisolated(nonsending) func list(prefix: String) async throws(SharedStateError) -> ListResult {
         try await list(prefix: prefix, limit: nil)
     }
 

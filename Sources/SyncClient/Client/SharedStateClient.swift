@@ -77,6 +77,11 @@ public final class SharedStateClient: Sendable {
     /// ``MainEventLoop``, on the main actor); false while reconnecting.
     package var readsOnThisThread: Bool { state.withLock { $0.connection?.channel.eventLoop.inEventLoop ?? false } }
 
+    /// How many requests on the current connection were written to the socket by the thread
+    /// that reads it: under ``MainEventLoop``, those made on the main actor (a request stays on
+    /// its caller's actor until it is sent, then waits for its answer there).
+    package var requestsWrittenByReadingThread: Int { state.withLock { $0.connection?.requestsWrittenByReadingThread ?? 0 } }
+
     /// syncd's revision when the current connection was made (0 while reconnecting).
     public var revisionAtConnect: UInt64 { state.withLock { $0.connection?.welcome.revision ?? 0 } }
 
@@ -135,7 +140,7 @@ public final class SharedStateClient: Sendable {
     /// The entry of `key`, from syncd's copy of the state.
     ///
     /// - Throws: `notFound` when the key does not exist, `invalidArgument` for a malformed key.
-    public func get(_ key: String) async throws(SharedStateError) -> Entry {
+    public nonisolated(nonsending) func get(_ key: String) async throws(SharedStateError) -> Entry {
         try await get(key, consistent: false)
     }
 
@@ -144,7 +149,7 @@ public final class SharedStateClient: Sendable {
     /// - Parameter consistent: Read through to the backend rather than syncd's copy: with syncd
     ///   on etcd, a linearizable read that sees every write any host had acknowledged before it.
     /// - Throws: `notFound` when the key does not exist, `invalidArgument` for a malformed key.
-    public func get(_ key: String, consistent: Bool) async throws(SharedStateError) -> Entry {
+    public nonisolated(nonsending) func get(_ key: String, consistent: Bool) async throws(SharedStateError) -> Entry {
         try KeyRules.validateKey(key, limits: limits)
         let result = try await call(
             .get(
@@ -166,7 +171,7 @@ public final class SharedStateClient: Sendable {
     /// - Throws: `conflict` when `ifVersion` does not match, `invalidArgument` or `tooLarge` for a
     ///   bad key or value, `unavailable` when syncd is gone.
     @discardableResult
-    public func put(
+    public nonisolated(nonsending) func put(
         _ key: String,
         value: Data,
         ifVersion: UInt64? = nil,
@@ -183,7 +188,7 @@ public final class SharedStateClient: Sendable {
     /// - Parameter cause: Why, in the writer's words (`"door-lock: requestApplied(r7)"`): kept
     ///   with the revision and shown by `syncctl history` and `watch`. At most 256 bytes.
     @discardableResult
-    public func put(
+    public nonisolated(nonsending) func put(
         _ key: String,
         value: Data,
         ifVersion: UInt64? = nil,
@@ -213,14 +218,16 @@ public final class SharedStateClient: Sendable {
     ///
     /// - Throws: `notFound` when the key does not exist, `conflict` when `ifVersion` does not match.
     @discardableResult
-    public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
+    public nonisolated(nonsending) func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
         try await delete(key, ifVersion: ifVersion, cause: defaultCause)
     }
 
     /// Removes `key`, saying why; see ``delete(_:ifVersion:)`` and the `cause` of
     /// ``put(_:value:ifVersion:ephemeral:cause:)``.
     @discardableResult
-    public func delete(_ key: String, ifVersion: UInt64? = nil, cause: String) async throws(SharedStateError) -> UInt64 {
+    public nonisolated(nonsending) func delete(_ key: String, ifVersion: UInt64? = nil, cause: String) async throws(SharedStateError)
+        -> UInt64
+    {
         try KeyRules.validateKey(key, limits: limits)
         try RequestRules.validateCause(cause)
         let result = try await call(
@@ -239,7 +246,7 @@ public final class SharedStateClient: Sendable {
     /// The entries whose keys start with `prefix`, in key order.
     ///
     /// - Parameter limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
-    public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
+    public nonisolated(nonsending) func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
         try RequestRules.validateListLimit(limit)
         let result = try await call(
@@ -257,7 +264,7 @@ public final class SharedStateClient: Sendable {
     ///
     /// - Throws: `conflict` when an operation's own `ifVersion` fails (nothing is applied),
     ///   `invalidArgument` when a branch writes one key twice.
-    public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
+    public nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try RequestRules.validateCause(transaction.cause)
         for compare in transaction.compares { try KeyRules.validateKey(compare.wireValue.key, limits: limits) }
         for operation in transaction.onSuccess + transaction.onFailure {
@@ -284,7 +291,7 @@ public final class SharedStateClient: Sendable {
     }
 
     /// A summary of the daemon.
-    public func status() async throws(SharedStateError) -> ServerStatus {
+    public nonisolated(nonsending) func status() async throws(SharedStateError) -> ServerStatus {
         let result = try await call(.status(.init()))
         guard case .status(let status) = result else { throw unexpected(result) }
         return ServerStatus(
@@ -306,7 +313,7 @@ public final class SharedStateClient: Sendable {
     /// The changes of `key` still in the change log, oldest first.
     ///
     /// - Parameter limit: Only the most recent `limit` changes.
-    public func history(of key: String, limit: Int? = nil) async throws(SharedStateError) -> KeyHistory {
+    public nonisolated(nonsending) func history(of key: String, limit: Int? = nil) async throws(SharedStateError) -> KeyHistory {
         try KeyRules.validateKey(key, limits: limits)
         if let limit, limit < 1 {
             throw SharedStateError(.invalidArgument, "history limit must be at least 1, not \(limit)")
@@ -335,7 +342,7 @@ public final class SharedStateClient: Sendable {
     }
 
     /// Every client connected to syncd, this one included.
-    public func clients() async throws(SharedStateError) -> [ClientInfo] {
+    public nonisolated(nonsending) func clients() async throws(SharedStateError) -> [ClientInfo] {
         let result = try await call(.clients(.init()))
         guard case .clients(let clients) = result else { throw unexpected(result) }
         return clients.clients.map {
@@ -358,7 +365,7 @@ public final class SharedStateClient: Sendable {
     /// syncd's metrics in Prometheus's text format (syncd's own user and root only).
     ///
     /// - Throws: `permissionDenied` for anyone else.
-    public func metrics() async throws(SharedStateError) -> String {
+    public nonisolated(nonsending) func metrics() async throws(SharedStateError) -> String {
         let result = try await call(.metrics(.init()))
         guard case .metrics(let metrics) = result else { throw unexpected(result) }
         return metrics.text
@@ -369,7 +376,7 @@ public final class SharedStateClient: Sendable {
     ///
     /// - Throws: `invalidArgument` for a revision above the current one.
     @discardableResult
-    public func compact(through revision: UInt64) async throws(SharedStateError) -> UInt64 {
+    public nonisolated(nonsending) func compact(through revision: UInt64) async throws(SharedStateError) -> UInt64 {
         let result = try await call(.compact(.with { $0.revision = revision }))
         guard case .compact(let compact) = result else { throw unexpected(result) }
         return compact.compactedRevision
@@ -431,7 +438,7 @@ public final class SharedStateClient: Sendable {
 
     // MARK: Connection
 
-    func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
+    nonisolated(nonsending) func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
         let (connection, connectionState) = state.withLock { ($0.connection, $0.connectionState) }

@@ -4,14 +4,14 @@ extension SharedStateBackend {
     /// The current value of a typed key, or its default when the key does not exist.
     ///
     /// - Throws: `invalidArgument` when the stored value does not decode as `Value`.
-    public func get<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> Value {
+    public nonisolated(nonsending) func get<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> Value {
         try await current(key).value
     }
 
     /// Sets a typed key; with `ephemeral`, bound to this connection (see
     /// ``put(_:value:ifVersion:ephemeral:)``).
     @discardableResult
-    public func set<Value>(
+    public nonisolated(nonsending) func set<Value>(
         _ key: SharedKey<Value>,
         to value: Value,
         ifVersion: UInt64? = nil,
@@ -30,7 +30,7 @@ extension SharedStateBackend {
     /// - Parameter maxAttempts: How many times to try before giving up with `conflict`.
     /// - Returns: The value written.
     @discardableResult
-    public func update<Value>(
+    public nonisolated(nonsending) func update<Value>(
         _ key: SharedKey<Value>,
         maxAttempts: Int = 64,
         _ body: (inout Value) throws -> Void
@@ -63,7 +63,9 @@ extension SharedStateBackend {
         })
     }
 
-    private func current<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> (value: Value, version: UInt64) {
+    private nonisolated(nonsending) func current<Value>(_ key: SharedKey<Value>) async throws(SharedStateError) -> (
+        value: Value, version: UInt64
+    ) {
         let entry: Entry
         do {
             entry = try await get(key.name)
