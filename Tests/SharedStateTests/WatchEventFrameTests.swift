@@ -134,16 +134,7 @@ import Testing
         }
         var read = 0
         for _ in 0..<50_000 {
-            var bytes = seeds.randomElement(using: &generator)!
-            for _ in 0..<Int.random(in: 1...3, using: &generator) {
-                let position = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[position] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.remove(at: position)
-                default: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: position)
-                }
-                if bytes.isEmpty { bytes = [0] }
-            }
+            let bytes = mutated(seeds.randomElement(using: &generator)!, using: &generator)
             guard let event = decoded(bytes) else { continue }
             read += 1
             #expect(agreesWithSwiftProtobuf(event, bytes), "\(bytes)")

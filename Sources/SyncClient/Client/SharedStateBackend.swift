@@ -6,6 +6,11 @@ import Foundation
 /// Every write gets a new revision; each key has a version (writes since it was created), and
 /// `ifVersion` (0: "must not exist") makes a write conditional. A watch delivers a snapshot, then
 /// every change after it, in revision order, one batch per revision.
+///
+/// The requests are `nonisolated(nonsending)`: called from an actor (the main actor, where `.set`
+/// runs), they run on it until they wait for the answer, so no other thread is woken to send
+/// them. A conformer may still implement them as plain `async` methods, which run on the global
+/// executor.
 public protocol SharedStateBackend: Sendable {
     /// The entry of `key`; `notFound` when it does not exist.
     nonisolated(nonsending) func get(_ key: String) async throws(SharedStateError) -> Entry
