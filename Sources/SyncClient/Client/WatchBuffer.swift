@@ -217,8 +217,10 @@ package final class WatchBuffer: Sendable {
 
     /// The next batch, nil at the end; ends the watch when the consuming task is cancelled.
     ///
-    /// It runs on `isolation`, the caller's actor: a consumer on the main actor is resumed there
-    /// straight from the connection's event loop, with no other thread in between.
+    /// It runs on `isolation`, the caller's actor. A consumer that waits is resumed through
+    /// Swift's global executor (Swift 6.3 resumes every continuation there) and then hops back to
+    /// that actor; under ``MainEventLoop`` a handler registered with
+    /// ``handleOnMainActor(_:)`` is called inside the read instead.
     func next(isolation: isolated (any Actor)? = #isolation) async throws -> WatchBatch? {
         let task = withUnsafeCurrentTask { $0?.hashValue }
         return try await withTaskCancellationHandler {

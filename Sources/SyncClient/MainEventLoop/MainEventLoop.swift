@@ -10,9 +10,11 @@ import NIOPosix
 /// connection's event loop reads it, then (on Linux) one of libdispatch's worker threads runs the
 /// main actor, once woken (about 15 µs at p50 on a 2-core machine, more at p99; BENCHMARKS.md,
 /// "The main actor on the reading thread"). Under `MainEventLoop` the
-/// thread that reads the socket is the main actor's, so a watch's consumer on the main actor
-/// runs right after the read, with no thread woken, and a lone write from the main actor leaves
-/// from the same thread.
+/// thread that reads the socket is the main actor's, so `.observe` sends a change to the store
+/// inside the read, with no thread woken, and a lone write from the main actor leaves from the
+/// same thread. (A task waiting on a continuation, such as a `for try await` over a watch or a
+/// request waiting for its answer, is still resumed through the global executor's threads: Swift
+/// 6.3 resumes every continuation there first.)
 ///
 /// Call it first thing in a synchronous `main`, before any `async` code has run:
 ///
