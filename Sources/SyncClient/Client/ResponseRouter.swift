@@ -139,7 +139,7 @@ final class ResponseRouter: Sendable {
             watch?.onEnd(SharedStateError(wireValue: event.error))
 
         case .event(let event):
-            deliver(toWatch: event.watchID) { WatchBatch(wireValue: event, previousValues: $0) }
+            if let watch = watch(event.watchID) { watch.onBatch(WatchBatch(wireValue: event, previousValues: watch.previousValues)) }
 
         case .fatal(let error):
             end(with: SharedStateError(wireValue: error))
@@ -150,15 +150,14 @@ final class ResponseRouter: Sendable {
     }
 
     /// Routes a watch event read by hand (``WatchEventFrame``).
-    func route(_ event: WatchEventFrame) {
-        deliver(toWatch: event.watchID) { event.batch(previousValues: $0) }
+    func route(_ event: consuming WatchEventFrame) {
+        guard let watch = watch(event.watchID) else { return }
+        watch.onBatch(event.batch(previousValues: watch.previousValues))
     }
 
-    /// Hands a batch to its watch, if it is still registered; `batch` makes it for a watch that
-    /// did or did not ask for previous entries.
-    private func deliver(toWatch id: UInt64, _ batch: (_ previousValues: Bool) -> WatchBatch) {
-        guard let watch = state.withLock({ $0.watches[id] }) else { return }
-        watch.onBatch(batch(watch.previousValues))
+    /// The handlers of watch `id`, while it is registered.
+    private func watch(_ id: UInt64) -> WatchHandlers? {
+        state.withLock { $0.watches[id] }
     }
 
     /// Fails every waiting call and ends every watch with `error`; later calls fail at once.

@@ -34,11 +34,12 @@ struct WatchEventFrame {
     }
 
     /// The batch a watch sees: with each change's previous entry only when it asked for them, and
-    /// only in the changes of a revision.
-    func batch(previousValues: Bool) -> WatchBatch {
-        guard !previousValues || batch.kind != .changes else { return batch }
-        var batch = batch
-        for index in batch.changes.indices { batch.changes[index].previous = .unknown }
+    /// only in the changes of a revision. Consuming, so the changes are edited in place rather
+    /// than copied, once per event.
+    consuming func batch(previousValues: Bool) -> WatchBatch {
+        if !previousValues || batch.kind != .changes {
+            for index in batch.changes.indices { batch.changes[index].previous = .unknown }
+        }
         return batch
     }
 

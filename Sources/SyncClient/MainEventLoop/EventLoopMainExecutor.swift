@@ -26,8 +26,9 @@ final class EventLoopMainExecutor: MainExecutor, @unchecked Sendable {
             if state.loop == nil { state.early.append(job) }
             return state.loop
         }
-        // From the loop's own thread (a socket read resuming a main-actor consumer) this queues
-        // the job behind the current read without waking anything.
+        // From the loop's own thread (a main-actor task started by code on the main actor) this
+        // queues the job behind the current one without waking anything; from another thread (a
+        // task hopping back from the global executor) it wakes the loop.
         loop?.execute { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
