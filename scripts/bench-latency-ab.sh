@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 old=$1 new=$2 rounds=${3:-10} writes=${4:-3000}
 
 work=$(mktemp -d /tmp/bench-latency-ab.XXXXXX)
-gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c
+gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
 "$new/syncd" --socket "$work/s" --database "$work/db" 2>"$work/syncd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT

@@ -13,6 +13,14 @@
  *   fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE
  *       The floor under any daemon: one process writes COUNT pre-encoded frames of VALUE_SIZE bytes
  *       to SUBSCRIBERS subscriber processes over Unix sockets, BATCH frames per write.
+ *   fanout-peer relay DIR SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]
+ *       The floor under any daemon that keeps syncd's contract (a change is committed to SQLite
+ *       before anyone sees it): a relay process reads the writer's messages (PIPELINE in flight, or
+ *       one at a time paced at RATE per second), commits those of one read in one SQLite transaction,
+ *       one row each (WAL, synchronous=NORMAL, the unix-excl VFS, a prepared statement: syncd's
+ *       settings), then forwards them to SUBSCRIBERS subscriber processes and acknowledges them to
+ *       the writer. No decoding, no index, no state in memory: what is left is SQLite and the
+ *       sockets. Build with -lsqlite3.
  *
  * Each value starts with the writer's CLOCK_MONOTONIC time, so each subscriber measures send to
  * receipt (for syncd the value is a JSON string of VALUE_SIZE bytes: a quote, the time, the sequence,
@@ -32,6 +40,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #define BUCKETS 200000 /* 1 µs buckets up to 200 ms; slower lands in the last one */
 
@@ -564,6 +574,106 @@ fail:
     exit(2);
 }
 
+/* ---- relay: commit to SQLite, then forward (messages are '#' and VALUE_SIZE bytes, as raw's) ---- */
+
+static void sqlite_check(sqlite3 *database, int status, const char *what) {
+    if (status == SQLITE_OK || status == SQLITE_DONE) return;
+    fprintf(stderr, "fanout-peer: relay: %s: %s\n", what, sqlite3_errmsg(database));
+    exit(2);
+}
+
+/* Accepts SUBSCRIBERS connections, then the writer's; exits once COUNT messages went through. */
+static void relay_serve(int listener, const char *directory, int subscribers, uint64_t count, size_t value_size) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/relay.sqlite", directory);
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (int index = 0; index < 3; index++) {
+        char file[4200];
+        snprintf(file, sizeof(file), "%s%s", path, suffixes[index]);
+        unlink(file);
+    }
+    sqlite3 *database;
+    if (sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "unix-excl") != SQLITE_OK) {
+        fprintf(stderr, "fanout-peer: relay: cannot open %s\n", path);
+        exit(2);
+    }
+    sqlite_check(database,
+                 sqlite3_exec(database,
+                              "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                              "CREATE TABLE changes(revision INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB NOT NULL)",
+                              NULL, NULL, NULL),
+                 "schema");
+    sqlite3_stmt *insert, *begin, *commit;
+    sqlite_check(database, sqlite3_prepare_v2(database, "INSERT INTO changes VALUES (?, ?, ?)", -1, &insert, NULL), "prepare");
+    sqlite_check(database, sqlite3_prepare_v2(database, "BEGIN IMMEDIATE", -1, &begin, NULL), "prepare");
+    sqlite_check(database, sqlite3_prepare_v2(database, "COMMIT", -1, &commit, NULL), "prepare");
+
+    int *clients = calloc((size_t)subscribers, sizeof(int));
+    for (int index = 0; index < subscribers; index++) clients[index] = accept(listener, NULL, NULL);
+    int writer = accept(listener, NULL, NULL);
+    size_t frame = value_size + 1, capacity = frame * 1024, filled = 0;
+    char *buffer = malloc(capacity), *acks = malloc(1024), key[32];
+    memset(acks, 'k', 1024);
+    uint64_t revision = 0;
+    while (revision < count) {
+        ssize_t got = read(writer, buffer + filled, capacity - filled);
+        if (got <= 0) {
+            if (got < 0 && errno == EINTR) continue;
+            die("relay read");
+        }
+        filled += (size_t)got;
+        size_t whole = filled / frame;
+        if (whole == 0) continue;
+        sqlite_check(database, sqlite3_step(begin), "begin");
+        sqlite3_reset(begin);
+        for (size_t index = 0; index < whole; index++) {
+            revision++;
+            snprintf(key, sizeof(key), "bench/%d", (int)(revision % 1000));
+            sqlite3_bind_int64(insert, 1, (sqlite3_int64)revision);
+            sqlite3_bind_text(insert, 2, key, -1, SQLITE_STATIC);
+            sqlite3_bind_blob(insert, 3, buffer + index * frame + 1, (int)value_size, SQLITE_STATIC);
+            sqlite_check(database, sqlite3_step(insert), "insert");
+            sqlite3_reset(insert);
+        }
+        sqlite_check(database, sqlite3_step(commit), "commit");
+        sqlite3_reset(commit);
+        for (int index = 0; index < subscribers; index++) write_all(clients[index], buffer, whole * frame);
+        write_all(writer, acks, whole);
+        memmove(buffer, buffer + whole * frame, filled - whole * frame);
+        filled -= whole * frame;
+    }
+    sqlite3_finalize(insert);
+    sqlite3_finalize(begin);
+    sqlite3_finalize(commit);
+    sqlite3_close(database);
+}
+
+/* The relay's writer: '#' and a value per message, PIPELINE in flight or one at a time at RATE. */
+static void relay_write(int fd, uint64_t count, int pipeline, size_t value_size, int rate) {
+    size_t frame = value_size + 1;
+    char *batch = malloc((size_t)pipeline * frame), acks[1024];
+    uint64_t sent = 0, acknowledged = 0;
+    uint64_t interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, next = now_ns();
+    while (acknowledged < count) {
+        size_t length = 0;
+        while (sent < count && sent - acknowledged < (uint64_t)(rate > 0 ? 1 : pipeline)) {
+            if (rate > 0) {
+                while (now_ns() < next) {}
+                next += interval;
+            }
+            batch[length] = '#';
+            make_value(batch + length + 1, value_size, sent);
+            length += frame;
+            sent++;
+        }
+        if (length > 0) write_all(fd, batch, length);
+        ssize_t got = read(fd, acks, sizeof(acks));
+        if (got <= 0) die("relay acknowledgement");
+        acknowledged += (uint64_t)got;
+    }
+    free(batch);
+}
+
 static int percentile(const uint64_t *histogram, uint64_t total, double p) {
     uint64_t target = (uint64_t)((double)total * p), seen = 0;
     for (int bucket = 0; bucket < BUCKETS; bucket++) {
@@ -577,12 +687,14 @@ int main(int argc, char **argv) {
     if (argc < 7) {
         fprintf(stderr, "usage: fanout-peer redis SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
                         "       fanout-peer syncd SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
-                        "       fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE\n");
+                        "       fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE\n"
+                        "       fanout-peer relay DIR SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n");
         return 2;
     }
     int redis = strcmp(argv[1], "redis") == 0, syncd = strcmp(argv[1], "syncd") == 0, raw = strcmp(argv[1], "raw") == 0;
-    if (!redis && !syncd && !raw) {
-        fprintf(stderr, "fanout-peer: the mode is redis, syncd or raw\n");
+    int relay = strcmp(argv[1], "relay") == 0;
+    if (!redis && !syncd && !raw && !relay) {
+        fprintf(stderr, "fanout-peer: the mode is redis, syncd, raw or relay\n");
         return 2;
     }
     const char *where = argv[2];
@@ -602,14 +714,23 @@ int main(int argc, char **argv) {
 
     char raw_path[108];
     int listener = -1;
-    if (raw) {
-        snprintf(raw_path, sizeof(raw_path), "%s/raw-fanout.sock", where);
+    if (raw || relay) {
+        snprintf(raw_path, sizeof(raw_path), "%s/%s.sock", where, raw ? "raw-fanout" : "relay");
         unlink(raw_path);
         listener = socket(AF_UNIX, SOCK_STREAM, 0);
         struct sockaddr_un address = {.sun_family = AF_UNIX};
         snprintf(address.sun_path, sizeof(address.sun_path), "%s", raw_path);
         if (bind(listener, (struct sockaddr *)&address, sizeof(address)) != 0) die("bind");
-        if (listen(listener, subscribers) != 0) die("listen");
+        if (listen(listener, subscribers + 1) != 0) die("listen");
+    }
+    /* The relay accepts the subscribers first, then the writer, which connects once they are ready. */
+    pid_t relay_pid = 0;
+    if (relay) {
+        if ((relay_pid = fork()) < 0) die("fork");
+        if (relay_pid == 0) {
+            relay_serve(listener, where, subscribers, count, value_size);
+            _exit(0);
+        }
     }
 
     /* One results pipe per subscriber: a report is larger than the pipe writes that stay whole. */
@@ -668,6 +789,8 @@ int main(int argc, char **argv) {
     char *value = malloc(value_size);
     if (syncd) {
         syncd_write(writer, count, pipeline, value_size, rate, children, subscribers);
+    } else if (relay) {
+        relay_write(connect_unix(raw_path), count, pipeline, value_size, rate);
     } else if (redis) {
         int fd = connect_unix(where);
         char *batch = malloc((size_t)pipeline * (value_size * 2 + 256));
@@ -746,7 +869,7 @@ int main(int argc, char **argv) {
         for (int bucket = 0; bucket < BUCKETS; bucket++) histogram[bucket] += report->histogram[bucket];
     }
     while (wait(NULL) > 0) {}
-    if (raw) unlink(raw_path);
+    if (raw || relay) unlink(raw_path);
 
     printf("{\"writes_per_sec\":%.0f,\"delivered_per_sec\":%.0f,\"p50_us\":%d,\"p99_us\":%d,\"p999_us\":%d}\n",
            (double)count / ((double)(writes_done - started) / 1e9), (double)delivered / ((double)(last_finish - started) / 1e9),
