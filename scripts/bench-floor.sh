@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Where a paced write's way to a reducer stands against its floor, in alternating rounds on one
+# machine: Redis with C clients (`fanout-peer redis`), the floor under syncd's contract (a C relay
+# that commits each write to SQLite before it sends it on: `fanout-peer relay`), syncd with C
+# clients (`fanout-peer syncd`), and a write reaching a reducer in another process through the
+# Swift libraries (`feature-bench e2e`). 5,000 writes at 1,000/s each; prints each round's p50 and
+# p99, then the medians. Rounds, not one run, because this machine's noise moves any one figure by
+# ±30 µs.
+#
+#   scripts/bench-floor.sh [ROUNDS] [WRITES]
+#
+# Needs redis-server (scripts/bench-compare.sh installs it), gcc and libsqlite3-dev; builds the
+# release binaries it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-6} writes=${2:-5000}
+for tool in redis-server gcc python3; do
+    command -v "$tool" >/dev/null || { echo "bench-floor: needs $tool" >&2; exit 1; }
+done
+swift build -c release --product syncd >/dev/null
+swift build -c release --product syncctl >/dev/null
+swift build -c release --product feature-bench >/dev/null
+bin="$(swift build -c release --show-bin-path)"
+
+work=$(mktemp -d /tmp/bench-floor.XXXXXX)
+gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
+redis-server --port 0 --unixsocket "$work/redis.sock" --dir "$work" --save "" --appendonly yes \
+    --appendfsync everysec --logfile "$work/redis.log" &
+redis_pid=$!
+"$bin/syncd" --socket "$work/syncd.sock" --database "$work/state.sqlite" 2>"$work/syncd.log" &
+syncd_pid=$!
+trap 'kill $redis_pid $syncd_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+until redis-cli -s "$work/redis.sock" ping >/dev/null 2>&1; do sleep 0.05; done
+until "$bin/syncctl" --socket "$work/syncd.sock" status >/dev/null 2>&1; do sleep 0.05; done
+
+p50_p99() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(round(d["p50_us"]), round(d["p99_us"]))'; }
+for round in $(seq "$rounds"); do
+    echo "round $round redis $("$work/fanout-peer" redis "$work/redis.sock" 1 "$writes" 1 100 1000 | p50_p99)"
+    echo "round $round relay $("$work/fanout-peer" relay "$work" 1 "$writes" 1 100 1000 | p50_p99)"
+    echo "round $round syncd $("$work/fanout-peer" syncd "$work/syncd.sock" 1 "$writes" 1 100 1000 | p50_p99)"
+    echo "round $round e2e $("$bin/feature-bench" e2e --socket "$work/syncd.sock" --count "$writes" --rate 1000 --json | p50_p99)"
+done | tee "$work/rounds"
+python3 - "$work/rounds" <<'PY'
+import statistics, sys
+names = {
+    "redis": "Redis, C clients",
+    "relay": "the floor: C relay, SQLite commit first",
+    "syncd": "syncd, C clients",
+    "e2e": "syncd, write -> reducer (feature-bench e2e)",
+}
+rows = {}
+for line in open(sys.argv[1]):
+    _, _, peer, p50, p99 = line.split()
+    rows.setdefault(peer, []).append((float(p50), float(p99)))
+for peer, values in rows.items():
+    p50 = statistics.median(v[0] for v in values)
+    p99 = statistics.median(v[1] for v in values)
+    print(f"median of {len(values)} rounds, {names[peer]}: p50 {p50:.0f} µs, p99 {p99:.0f} µs")
+PY
