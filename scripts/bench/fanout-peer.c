@@ -95,6 +95,27 @@ static uint64_t sent_at(const char *value) {
     return strtoull(hex, NULL, 16);
 }
 
+/* A writer's turn to send: PIPELINE in flight unpaced, or one at a time, each at its due time. */
+struct pace {
+    uint64_t interval, next, in_flight;
+};
+
+static struct pace pace_start(int pipeline, int rate) {
+    struct pace pace = {.interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, .next = now_ns()};
+    pace.in_flight = rate > 0 ? 1 : (uint64_t)pipeline;
+    return pace;
+}
+
+/* Whether message `sent` may go now (waiting for its time when paced). */
+static int pace_turn(struct pace *pace, uint64_t sent, uint64_t acknowledged, uint64_t count) {
+    if (sent >= count || sent - acknowledged >= pace->in_flight) return 0;
+    if (pace->interval > 0) {
+        while (now_ns() < pace->next) {}
+        pace->next += pace->interval;
+    }
+    return 1;
+}
+
 /* What a syncd subscriber saw besides deliveries (all 0 in the other modes). */
 struct anomalies {
     uint64_t duplicated, out_of_order, resyncs, foreign;
@@ -527,14 +548,10 @@ static void syncd_write(struct connection *connection, uint64_t count, int pipel
     size_t frame_bound = value_size + 64;
     char *batch = malloc((size_t)pipeline * frame_bound), *value = malloc(value_size), key[32];
     uint64_t sent = 0, acknowledged = 0;
-    uint64_t interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, next = now_ns();
+    struct pace pace = pace_start(pipeline, rate);
     while (acknowledged < count) {
         size_t length = 0;
-        while (sent < count && sent - acknowledged < (uint64_t)(rate > 0 ? 1 : pipeline)) {
-            if (rate > 0) {
-                while (now_ns() < next) {}
-                next += interval;
-            }
+        while (pace_turn(&pace, sent, acknowledged, count)) {
             snprintf(key, sizeof(key), "bench/%d", (int)(sent % 1000));
             make_json_value(value, value_size, sent);
             length += encode_put(batch + length, sent + 1, key, value, value_size);
@@ -653,14 +670,10 @@ static void relay_write(int fd, uint64_t count, int pipeline, size_t value_size,
     size_t frame = value_size + 1;
     char *batch = malloc((size_t)pipeline * frame), acks[1024];
     uint64_t sent = 0, acknowledged = 0;
-    uint64_t interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, next = now_ns();
+    struct pace pace = pace_start(pipeline, rate);
     while (acknowledged < count) {
         size_t length = 0;
-        while (sent < count && sent - acknowledged < (uint64_t)(rate > 0 ? 1 : pipeline)) {
-            if (rate > 0) {
-                while (now_ns() < next) {}
-                next += interval;
-            }
+        while (pace_turn(&pace, sent, acknowledged, count)) {
             batch[length] = '#';
             make_value(batch + length + 1, value_size, sent);
             length += frame;
@@ -796,15 +809,11 @@ int main(int argc, char **argv) {
         char *batch = malloc((size_t)pipeline * (value_size * 2 + 256));
         char replies[1 << 16];
         uint64_t sent = 0, acknowledged = 0;
-        uint64_t interval = rate > 0 ? 1000000000ull / (uint64_t)rate : 0, next = now_ns();
+        struct pace pace = pace_start(pipeline, rate);
         size_t reply_bytes = 0;
         while (acknowledged < count) {
             size_t length = 0;
-            while (sent < count && sent - acknowledged < (uint64_t)(rate > 0 ? 1 : pipeline)) {
-                if (rate > 0) {
-                    while (now_ns() < next) {}
-                    next += interval;
-                }
+            while (pace_turn(&pace, sent, acknowledged, count)) {
                 make_value(value, value_size, sent);
                 length += (size_t)sprintf(batch + length, "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$%d\r\nbench:%03d\r\n$%zu\r\n",
                                           9, (int)(sent % 1000), value_size);
