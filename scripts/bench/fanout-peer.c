@@ -17,7 +17,7 @@
  *       The floor under any daemon that keeps syncd's contract (a change is committed to SQLite
  *       before anyone sees it): a relay process reads the writer's messages (PIPELINE in flight, or
  *       one at a time paced at RATE per second), commits those of one read in one SQLite transaction,
- *       one row each (WAL, synchronous=NORMAL, the unix-excl VFS, a prepared statement: syncd's
+ *       one row each (WAL, synchronous=NORMAL, the unix-excl VFS, prepared statements: syncd's
  *       settings), then forwards them to SUBSCRIBERS subscriber processes and acknowledges them to
  *       the writer. No decoding, no index, no state in memory: what is left is SQLite and the
  *       sockets. Build with -lsqlite3.
