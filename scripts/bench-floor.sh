@@ -9,12 +9,17 @@
 #
 #   scripts/bench-floor.sh [ROUNDS] [WRITES]
 #
-# Needs redis-server (scripts/bench-compare.sh installs it), gcc and libsqlite3-dev; builds the
-# release binaries it needs.
+# Installs redis-server with apt when it is missing (as root); needs gcc and libsqlite3-dev.
+# Builds the release binaries it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-6} writes=${2:-5000}
-for tool in redis-server gcc python3; do
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    echo "bench-floor: installing redis-server" >&2
+    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server >/dev/null; } \
+        || { echo "bench-floor: needs redis-server (apt-get install redis-server, as root)" >&2; exit 1; }
+fi
+for tool in gcc python3; do
     command -v "$tool" >/dev/null || { echo "bench-floor: needs $tool" >&2; exit 1; }
 done
 swift build -c release --product syncd >/dev/null
@@ -34,11 +39,20 @@ until redis-cli -s "$work/redis.sock" ping >/dev/null 2>&1; do sleep 0.05; done
 until "$bin/syncctl" --socket "$work/syncd.sock" status >/dev/null 2>&1; do sleep 0.05; done
 
 p50_p99() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(round(d["p50_us"]), round(d["p99_us"]))'; }
+measure() { # peer label, then the command; a failed run stops the script with its name
+    local out
+    out=$("${@:2}") || { echo "bench-floor: the $1 run failed" >&2; return 1; }
+    p50_p99 <<<"$out"
+}
 for round in $(seq "$rounds"); do
-    echo "round $round redis $("$work/fanout-peer" redis "$work/redis.sock" 1 "$writes" 1 100 1000 | p50_p99)"
-    echo "round $round relay $("$work/fanout-peer" relay "$work" 1 "$writes" 1 100 1000 | p50_p99)"
-    echo "round $round syncd $("$work/fanout-peer" syncd "$work/syncd.sock" 1 "$writes" 1 100 1000 | p50_p99)"
-    echo "round $round e2e $("$bin/feature-bench" e2e --socket "$work/syncd.sock" --count "$writes" --rate 1000 --json | p50_p99)"
+    redis=$(measure redis "$work/fanout-peer" redis "$work/redis.sock" 1 "$writes" 1 100 1000)
+    echo "round $round redis $redis"
+    relay=$(measure relay "$work/fanout-peer" relay "$work" 1 "$writes" 1 100 1000)
+    echo "round $round relay $relay"
+    syncd=$(measure syncd "$work/fanout-peer" syncd "$work/syncd.sock" 1 "$writes" 1 100 1000)
+    echo "round $round syncd $syncd"
+    e2e=$(measure e2e "$bin/feature-bench" e2e --socket "$work/syncd.sock" --count "$writes" --rate 1000 --json)
+    echo "round $round e2e $e2e"
 done | tee "$work/rounds"
 python3 - "$work/rounds" <<'PY'
 import statistics, sys
