@@ -32,6 +32,33 @@ final class CollectingSubscriber: WatchSubscriber {
     var events: [Sharedstate_V1_WatchEvent] { received.compactMap { if case .event(let event) = $0.kind { event } else { nil } } }
 }
 
+/// What a ``RecordingLogHandler`` was given: each message with its metadata, as one line.
+final class RecordedLog: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var messages: [String] { lines.withLock { $0 } }
+
+    func record(_ event: LogEvent) {
+        let metadata = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        lines.withLock { $0.append("\(event.message)\(metadata)") }
+    }
+}
+
+/// A log handler that keeps what it is given instead of printing it: for tests that make syncd
+/// log an error on purpose.
+struct RecordingLogHandler: LogHandler {
+    let log: RecordedLog
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { log.record(event) }
+}
+
 /// Runs an engine over a fresh database for the duration of `body`.
 func withEngine(
     path: String? = nil,
@@ -44,6 +71,11 @@ func withEngine(
     let engine = try StateEngine(storage: storage, configuration: configuration, logger: Logger(label: "test"))
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await engine.runWriter() }
+        // Only once the writer answers is it running: the child task above is merely scheduled,
+        // and on a busy machine the cooperative pool may run other tests' work for seconds first,
+        // while a body that queues writes (rather than committing them on its own thread) and
+        // waits for their answers would time out.
+        _ = await engine.write(.probe)
         do {
             try await body(engine)
         } catch {
@@ -378,20 +410,64 @@ extension Result where Failure == SharedStateError {
     }
 
     @Test func aFailedCommitRefusesTheWritesAndChangesNothing() async throws {
+        // A trigger added by another connection refuses inserts into the change log, so syncd's
+        // commit fails inside SQLite, as on a full disk: not a closed connection misused.
         let directory = try TemporaryDirectory()
-        let storage = try Storage(path: directory.file("state.sqlite"), durability: .normal)
-        let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        let log = RecordedLog()
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test") { _ in RecordingLogHandler(log: log) })
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await engine.runWriter() }
             _ = await engine.put("a", "1")
-            try storage.close()
+            let intruder = try DatabaseQueue(path: path)
+            try await intruder.write {
+                try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+            }
             let result = await engine.put("a", "2")
+            try await intruder.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+            try intruder.close()
             #expect(result.errorCode == .unavailable)
             #expect(engine.revision == 1)
             #expect(engine.entry("a").entry?.version == 1)
+            #expect(log.messages.contains { $0.hasPrefix("commit failed; the writes were refused") && $0.contains("refused by the test") })
+            // Once the trigger is gone, the next write commits with the next revision.
+            #expect(await engine.put("a", "3") == .success(.put(revision: 2, version: 2)))
             engine.shutDown()
             try await group.waitForAll()
         }
+        try storage.close()
+    }
+
+    @Test func aClosedDatabaseRefusesEveryUseWithoutReachingSQLite() async throws {
+        let directory = try TemporaryDirectory()
+        let storage = try Storage(path: directory.file("state.sqlite"), durability: .normal)
+        let engine = try StateEngine(storage: storage, logger: Logger(label: "test") { _ in RecordingLogHandler(log: RecordedLog()) })
+        try storage.close()
+        try storage.close()
+        let revision = CommittedRevision(
+            revision: 1, changes: [.put(Entry(key: "a", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1))])
+        func expectRefused(_ use: String, _ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("\(use) on a closed database did not throw")
+            } catch let error as StorageError {
+                #expect(error.message == "the database is closed", "\(use)")
+            } catch {
+                Issue.record("\(use) threw \(error)")
+            }
+        }
+        await expectRefused("a commit") { try storage.commit([revision]) }
+        await expectRefused("a read") { _ = try await storage.history(of: "a", limit: nil) }
+        await expectRefused("a checkpoint") { try await storage.checkpoint() }
+        // Through the engine, a write is refused as unavailable.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await engine.runWriter() }
+            #expect(await engine.put("a", "1").errorCode == .unavailable)
+            engine.shutDown()
+            try await group.waitForAll()
+        }
+        // TemporaryDirectory fails the test if SQLite saw a closed handle.
     }
 
     @Test func theWriterMaterialisesTheEntriesOnceItsDelayHasPassed() async throws {

@@ -8,7 +8,7 @@ extension Storage {
     func backup(to path: String) async throws -> UInt64 {
         let destination = try DatabaseQueue(path: path)
         defer { try? destination.close() }
-        try await pool.read { db in
+        try await withReader { db in
             try destination.writeWithoutTransaction { try db.backup(to: $0) }
         }
         return try await destination.read { db in
@@ -22,6 +22,7 @@ extension Storage {
     ///
     /// - Throws: `invalidArgument` when the file is not a syncd database, or is from a newer syncd.
     static func entries(inBackup path: String) throws(SharedStateError) -> [Entry] {
+        SQLiteErrorLog.install()
         do {
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }

@@ -5,7 +5,7 @@ import SharedStateWire
 extension Storage {
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
-        try await pool.read { db in
+        try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
                 sql: "SELECT body FROM changes WHERE revision > ? AND revision <= ? ORDER BY revision",
@@ -25,7 +25,7 @@ extension Storage {
     /// the log.
     func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
         guard !keys.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
@@ -49,7 +49,7 @@ extension Storage {
     /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
-        try await pool.read { db in
+        try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
@@ -89,7 +89,7 @@ extension Storage {
     /// Removes the `sessions` rows of `sessions` and of every session up to `throughSession`,
     /// keeping the highest id removed in `meta` so that later runs still number theirs above it.
     func forgetSessions(_ sessions: [UInt64], throughSession: UInt64) throws {
-        try pool.write { db in
+        try withWriterTransaction { db in
             if throughSession > 0 {
                 try db.execute(sql: "DELETE FROM sessions WHERE session_id <= ?", arguments: [Int64(bitPattern: throughSession)])
             }
@@ -114,14 +114,14 @@ extension Storage {
     /// database's write lock for long: commits, which may be made on an event loop, wait at most
     /// one chunk.
     func compact(through revision: UInt64, chunk: Int = 10_000) async throws {
-        try await pool.write { db in
+        try await withWriterTransaction { db in
             try db.execute(
                 sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
                 arguments: [Int64(revision)]
             )
         }
         while true {
-            let deleted = try await pool.write { db in
+            let deleted = try await withWriterTransaction { db in
                 try db.execute(
                     sql: """
                         DELETE FROM changes WHERE revision IN (

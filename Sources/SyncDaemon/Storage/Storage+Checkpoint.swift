@@ -8,10 +8,14 @@ extension Storage {
     /// holds `restartFrames` pages that are all copied, restarts it from its beginning on the
     /// writer's connection (quick: nothing is left to copy), which is what keeps it small.
     /// Returns false when the database was busy and nothing was done.
+    ///
+    /// - Throws: ``StorageError`` once the database is closed.
     @discardableResult
     func checkpoint(restartFrames: Int = 8192) async throws -> Bool {
         let checkpointer = try checkpointConnection()
         let result = try await checkpointer.writeWithoutTransaction { db -> (walFrameCount: Int, checkpointedFrameCount: Int)? in
+            // Closed by ``close()`` since it was handed out.
+            try self.requireOpen(db)
             do {
                 return try db.checkpoint(.passive)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
@@ -20,7 +24,7 @@ extension Storage {
         }
         guard let result else { return false }
         guard result.walFrameCount >= restartFrames, result.checkpointedFrameCount == result.walFrameCount else { return true }
-        return try await pool.writeWithoutTransaction { db in
+        return try await withWriter { db in
             do {
                 _ = try db.checkpoint(.restart)
                 return true
@@ -32,13 +36,19 @@ extension Storage {
 
     private func checkpointConnection() throws -> DatabaseQueue {
         try checkpointer.withLock { checkpointer in
-            if let checkpointer { return checkpointer }
-            var configuration = Configuration()
-            configuration.label = "syncd-checkpoint"
-            configuration.busyMode = .immediateError
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            checkpointer = queue
-            return queue
+            switch checkpointer {
+            case .open(let queue):
+                return queue
+            case .closed:
+                throw closedError
+            case .notOpened:
+                var configuration = Configuration()
+                configuration.label = "syncd-checkpoint"
+                configuration.busyMode = .immediateError
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                checkpointer = .open(queue)
+                return queue
+            }
         }
     }
 }

@@ -34,13 +34,22 @@ final class Storage: Sendable {
         var since: ContinuousClock.Instant?
     }
 
+    /// The connection ``checkpoint(restartFrames:)`` uses: opened on first use, and never again
+    /// once the database is closed.
+    enum Checkpointer {
+        case notOpened
+        case open(DatabaseQueue)
+        case closed
+    }
+
     /// The database file.
     let path: String
     /// What a commit survives; see ``Durability``.
     let durability: Durability
-    let pool: DatabasePool
-    /// The connection `checkpoint()` uses, opened on first use.
-    let checkpointer = Mutex<DatabaseQueue?>(nil)
+    /// The writer and the readers. Reached only through ``withWriter(_:)`` and ``withReader(_:)``,
+    /// which refuse once ``close()`` has run instead of handing SQLite a closed connection.
+    private let pool: DatabasePool
+    let checkpointer = Mutex(Checkpointer.notOpened)
     private let materialization: MaterializationPolicy
     private let unmaterialized = Mutex(Unmaterialized())
 
@@ -51,7 +60,11 @@ final class Storage: Sendable {
     /// takes and drops six `fcntl` locks on `-shm` (about 20 µs of a lone write's CPU here; see
     /// BENCHMARKS.md). No other process can read the database while syncd has it open (SQLite
     /// answers "database is locked"): a copy is made with `syncctl backup`.
+    ///
+    /// SQLite's error log is installed first: SQLite takes it only before its first use, which
+    /// looking up a file system is.
     private static let databasesLockedByThisProcess: Void = {
+        SQLiteErrorLog.install()
         if let exclusive = sqlite3_vfs_find("unix-excl") { sqlite3_vfs_register(exclusive, 1) }
     }()
 
@@ -110,7 +123,7 @@ final class Storage: Sendable {
 
     /// Reads every entry and the revisions; called once at start-up, before any commit.
     func load() throws -> StartingState {
-        let (loaded, replayed) = try pool.read { db in
+        let (loaded, replayed) = try withReader { db in
             let state = try Self.readState(db)
             let lastSessionID = try UInt64.fetchOne(
                 db,
@@ -146,7 +159,7 @@ final class Storage: Sendable {
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
     func commit(_ revisions: [CommittedRevision], recording writers: [WriterIdentity] = []) throws {
         guard let last = revisions.last else { return }
-        try pool.writeWithoutTransaction { db in
+        try withWriter { db in
             // The transaction's own statements are prepared once too: GRDB's transactions prepare
             // BEGIN and COMMIT again on every commit.
             try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
@@ -225,7 +238,7 @@ final class Storage: Sendable {
     }
 
     private func write(_ pending: Unmaterialized) throws {
-        try pool.write { db in
+        try withWriterTransaction { db in
             let upsertEntry = try db.cachedStatement(
                 sql: """
                     INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
@@ -323,22 +336,108 @@ final class Storage: Sendable {
 
     /// The value of a PRAGMA on the connection that commits, for checks and diagnostics.
     func writerPragma(_ name: String) throws -> String? {
-        try pool.writeWithoutTransaction { db in
+        try withWriter { db in
             try String.fetchOne(db, sql: "PRAGMA \(name)")
         }
     }
 
     /// Materialises what is left, moves every committed page from the write-ahead log into the
-    /// database file, empties the log, and closes the database; later calls fail. The file alone
-    /// then holds everything, and the next start replays nothing.
+    /// database file, empties the log, and closes the database. The file alone then holds
+    /// everything, and the next start replays nothing.
+    ///
+    /// Afterwards every use of the database (a commit, a read, a checkpoint) throws a
+    /// ``StorageError`` saying it is closed; a second close does nothing.
     func close() throws {
-        try materialize()
-        try checkpointer.withLock { checkpointer in
-            try checkpointer?.close()
-            checkpointer = nil
+        let checkpointer = checkpointer.withLock { checkpointer -> DatabaseQueue? in
+            defer { checkpointer = .closed }
+            if case .open(let queue) = checkpointer { return queue }
+            return nil
         }
-        _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        try checkpointer?.close()
+        let isClosed = pool.writeWithoutTransaction { $0.sqliteConnection == nil }
+        if isClosed { return }
+        try materialize()
+        _ = try withWriter { try $0.checkpoint(.truncate) }
         try pool.close()
+    }
+
+    // MARK: Reaching the connections
+
+    /// Runs `body` on the writer connection, serialized with every other use of it and with
+    /// ``close()``: once the database is closed it throws instead of running.
+    func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            try requireOpen(db)
+            return try body(db)
+        }
+    }
+
+    /// ``withWriter(_:)`` for a caller that may wait: the writer's queue runs `body`.
+    func withWriter<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { db in
+            try self.requireOpen(db)
+            return try body(db)
+        }
+    }
+
+    /// Runs `body` in one transaction on the writer connection (see ``withWriter(_:)``).
+    func withWriterTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try withWriter { db in
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    /// ``withWriterTransaction(_:)`` for a caller that may wait.
+    func withWriterTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withWriter { db in
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
+    }
+
+    /// Runs `body` in a read transaction on one of the readers; throws once the database is closed
+    /// (GRDB refuses reads from a closed pool without reaching SQLite).
+    func withReader<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read { db in
+                // A read that took a reader just as the pool closed gets a closed one.
+                try requireOpen(db)
+                return try body(db)
+            }
+        } catch let error as DatabaseError where error.message == Self.closedByGRDB {
+            throw closedError
+        }
+    }
+
+    /// ``withReader(_:)`` for a caller that may wait.
+    func withReader<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read { db in
+                try self.requireOpen(db)
+                return try body(db)
+            }
+        } catch let error as DatabaseError where error.message == Self.closedByGRDB {
+            throw closedError
+        }
+    }
+
+    /// What GRDB says when a closed pool is read.
+    private static let closedByGRDB = "Connection is closed"
+
+    var closedError: StorageError { StorageError(path: path, message: "the database is closed") }
+
+    /// Throws ``closedError`` when `db` was closed: SQLite must never see a closed handle.
+    func requireOpen(_ db: Database) throws {
+        if db.sqliteConnection == nil { throw closedError }
     }
 
     /// The error of a failed call to the C API, with SQLite's message.
