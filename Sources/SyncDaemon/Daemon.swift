@@ -58,11 +58,18 @@ public final class Daemon: Sendable {
             throw DaemonStartError(
                 "the number of event loops must be between 1 and \(DaemonConfiguration.maxEventLoops), not \(configuration.eventLoops)")
         }
+        // Armed once serving ends: each step of the teardown below names itself, so a shutdown
+        // that does not finish says where it waits (and, in syncd's own process, ends).
+        let watchdog = ShutdownWatchdog(exitsAfter: configuration.shutdownDeadline, logger: logger)
+        defer { watchdog.disarm() }
         let databasePath = configuration.databasePath
         try PrivateDirectory.createParent(of: databasePath, purpose: "database")
         let lock = try InstanceLock(databasePath: databasePath)
         // Released last, after the database is closed and the socket removed.
-        defer { withExtendedLifetime(lock) {} }
+        defer {
+            watchdog.arm(step: "releasing the instance lock")
+            withExtendedLifetime(lock) {}
+        }
         let engineConfiguration = StateEngine.Configuration(
             retainedRevisions: configuration.retainedRevisions,
             retainedDuration: configuration.retainedDuration,
@@ -91,6 +98,7 @@ public final class Daemon: Sendable {
             }
         }
         defer {
+            watchdog.arm(step: "closing the database")
             do { try storage?.close() } catch { logger.error("closing the database failed", metadata: ["error": "\(error)"]) }
         }
         TransferStore.removeLeftovers(in: (databasePath as NSString).deletingLastPathComponent)
@@ -106,11 +114,17 @@ public final class Daemon: Sendable {
             try SocketPreparation.prepare(socketPath)
             listener = .path(socketPath)
         }
-        defer { if case .path(let path) = listener { unlink(path) } }
+        defer {
+            watchdog.arm(step: "removing the socket")
+            if case .path(let path) = listener { unlink(path) }
+        }
 
         let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: configuration.eventLoops)
-        // Its threads end once the server has closed every connection.
-        defer { eventLoops.shutdownGracefully { _ in } }
+        // Its threads end once the server has closed every connection (when serving ends early).
+        defer {
+            watchdog.arm(step: "stopping the event loops")
+            eventLoops.shutdownGracefully { _ in }
+        }
         let notifier = SystemdNotifier(environment: environment)
         let server = makeServer(
             listener: listener, socketGroup: try Self.groupID(configuration.socketGroup), engine: engine, eventLoops: eventLoops
@@ -172,6 +186,10 @@ public final class Daemon: Sendable {
             )
         )
         try await group.run()
+        watchdog.arm(step: "stopping the event loops")
+        // Awaited here, not only started in the `defer`: then no thread of NIO's still runs
+        // while the process exits.
+        try? await eventLoops.shutdownGracefully()
         logger.notice("syncd stopped", metadata: ["revision": "\(engine.revision)"])
     }
 

@@ -117,6 +117,8 @@ struct SyncdCommand: AsyncParsableCommand {
         configuration.retainedDuration = retainSeconds > 0 ? .milliseconds(Int64(retainSeconds * 1000)) : nil
         configuration.progressInterval = .milliseconds(Int64(progressInterval * 1000))
         if let eventLoops { configuration.eventLoops = eventLoops }
+        // Every write is committed before it is answered: ending a shutdown that hangs loses nothing.
+        configuration.shutdownDeadline = .seconds(10)
         do {
             let file = try configuration.configurationFilePath.map { path throws(DaemonStartError) in try ConfigurationFile.load(path: path)
             }
@@ -129,6 +131,8 @@ struct SyncdCommand: AsyncParsableCommand {
             }
             let logger = Logger(label: "syncd")
             try await Daemon(configuration: configuration, settings: settings, logger: logger, environment: environment).run()
+            // What is left is the process's own exit: the same watch, until the process is gone.
+            ShutdownWatchdog(exitsAfter: configuration.shutdownDeadline, logger: logger).arm(step: "exiting")
         } catch let error as DaemonStartError {
             Self.fail(error.message)
         } catch let error as StorageError {

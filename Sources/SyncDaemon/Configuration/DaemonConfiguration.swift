@@ -36,6 +36,10 @@ public struct DaemonConfiguration: Sendable {
     public var metricsAddress: String?
     /// How many event loops (threads) serve the connections: ``defaultEventLoops`` unless set.
     public var eventLoops = DaemonConfiguration.defaultEventLoops
+    /// How long syncd waits, after it has logged where its shutdown is stuck (5 s after it
+    /// stopped serving), before it ends its process with status 1. nil waits for as long as it
+    /// takes: a daemon running inside another program (a test) must not end that program.
+    public var shutdownDeadline: Duration?
 
     /// One event loop per two cores, at least one (so one on a two-core machine).
     ///
