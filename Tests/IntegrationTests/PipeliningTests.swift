@@ -10,9 +10,12 @@ import Testing
 /// Requests sent in one burst, some of which must wait (a watch replaying the change log), are
 /// handled in the order sent and answered in the order the protocol promises.
 @Suite(.timeLimit(.minutes(2))) struct PipeliningTests {
-    @Test func aReplayingWatchHoldsBackTheRequestsBehindItAndKeepsEventsBeforeAnswers() async throws {
+    /// Also with progress notices every 10 ms: one may come between any two events (a watch that
+    /// was sent nothing for a round gets one), and must never be taken for a change.
+    @Test(arguments: [nil, "0.01"])
+    func aReplayingWatchHoldsBackTheRequestsBehindItAndKeepsEventsBeforeAnswers(progressInterval: String?) async throws {
         let scratch = try Scratch()
-        let daemon = try await DaemonProcess(scratch)
+        let daemon = try await DaemonProcess(scratch, extraArguments: progressInterval.map { ["--progress-interval", $0] } ?? [])
         #expect(try await syncctl(["put", "a", "1"], scratch: scratch).status == 0)
         #expect(try await syncctl(["put", "a", "2"], scratch: scratch).status == 0)
 
@@ -33,7 +36,7 @@ import Testing
 
         var order: [String] = []
         var responses: [UInt64: Sharedstate_V1_Response] = [:]
-        for frame in try connection.readFrames(until: { frames in
+        for frame in try await connection.readFrames(until: { frames in
             frames.filter { if case .response = $0.kind { true } else { false } }.count == 3
                 && frames.contains { if case .event(let event) = $0.kind { event.revision == 3 } else { false } }
         }) {
@@ -42,6 +45,8 @@ import Testing
                 #expect(responses[response.id] == nil, "request \(response.id) answered twice")
                 responses[response.id] = response
                 order.append("response \(response.id)")
+            case .event(let event) where event.kind == .progress:
+                order.append("progress \(event.revision)")
             case .event(let event):
                 order.append("event \(event.revision)")
             default:
@@ -55,6 +60,14 @@ import Testing
         // The watch answers first and replays in order; a write's own event precedes its answer.
         #expect(order.first == "response 1")
         #expect(order.filter { $0.hasPrefix("event") } == ["event 1", "event 2", "event 3"])
+        // A progress notice names the revision the watch is current with: never one it has not
+        // been sent yet, never one before what it was sent.
+        var current: UInt64 = 0
+        for item in order {
+            let revision = UInt64(item.split(separator: " ").last!)!
+            if item.hasPrefix("event") { current = revision }
+            if item.hasPrefix("progress") { #expect(revision == current, "\(order)") }
+        }
         let event3 = try #require(order.firstIndex(of: "event 3"))
         let answer2 = try #require(order.firstIndex(of: "response 2"))
         #expect(event3 < answer2)
@@ -110,11 +123,11 @@ import Testing
 extension RawConnection {
     /// Reads and decodes frames until `isDone` says the ones read so far are enough.
     /// - Throws: When the connection ends, or nothing arrives for 10 s, first.
-    func readFrames(until isDone: ([Sharedstate_V1_ServerFrame]) -> Bool) throws -> [Sharedstate_V1_ServerFrame] {
+    func readFrames(until isDone: ([Sharedstate_V1_ServerFrame]) -> Bool) async throws -> [Sharedstate_V1_ServerFrame] {
         var bytes: [UInt8] = []
         var frames: [Sharedstate_V1_ServerFrame] = []
         while !isDone(frames) {
-            let chunk = receive()
+            let chunk = await receive()
             guard !chunk.isEmpty else { throw TestFailure("the connection ended after \(frames.count) frames") }
             bytes += chunk
             while bytes.count >= 4 {

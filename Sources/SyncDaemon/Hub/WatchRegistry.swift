@@ -110,6 +110,8 @@ struct WatchRegistry {
         let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)
         guard let held = watches[key]?.heldFrames else { return nil }
         watches[key]?.heldFrames = nil
+        // The caller sends the catch-up now: the watch is not idle this round.
+        watches[key]?.isIdle = false
         return held
     }
 
