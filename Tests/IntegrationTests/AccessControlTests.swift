@@ -19,19 +19,17 @@ import Testing
         """
 
     /// A copy of syncctl that other users can run, whatever the permissions of the build folder.
-    private func publicSyncctl(_ scratch: Scratch) throws -> String {
+    private func publicSyncctl(_ scratch: Scratch) async throws -> String {
         let copy = scratch.file("syncctl")
         if !FileManager.default.fileExists(atPath: copy) {
-            // Written through a close-on-exec descriptor: a process another test spawns meanwhile
-            // would otherwise inherit it open for writing, and executing the copy would fail
-            // with "Text file busy" (ETXTBSY) until that process ends.
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: try Binaries.path("syncctl")))
-            let descriptor = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-            guard descriptor >= 0 else { throw TestFailure("cannot create \(copy): errno \(errno)") }
-            defer { close(descriptor) }
-            fchmod(descriptor, 0o755)
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard written == bytes.count else { throw TestFailure("cannot write \(copy): errno \(errno)") }
+            // Copied by install(1), never written by this process: a process that another test
+            // spawns while this one holds the copy open for writing inherits that descriptor until
+            // it execs (close-on-exec only closes it then), and executing the copy meanwhile fails
+            // with "Text file busy" (ETXTBSY; setpriv exits 126). install spawns nothing.
+            let install = try ChildProcess(
+                "/usr/bin/install", ["-m", "0755", try Binaries.path("syncctl"), copy], scratch: scratch, name: "install")
+            let status = try await install.waitForExit()
+            guard status == 0 else { throw TestFailure("cannot copy syncctl to \(copy): \(install.stderr)") }
         }
         return copy
     }
@@ -40,7 +38,7 @@ import Testing
     private func syncctl(as uid: Int, _ arguments: [String], scratch: Scratch) async throws -> SyncctlResult {
         let child = try ChildProcess(
             "/usr/bin/setpriv",
-            ["--reuid=\(uid)", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket]
+            ["--reuid=\(uid)", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket]
                 + arguments,
             scratch: scratch,
             name: "syncctl-\(uid)"
@@ -110,7 +108,7 @@ import Testing
         let watch = try ChildProcess(
             "/usr/bin/setpriv",
             [
-                "--reuid=65534", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket, "--json",
+                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket, "--json",
                 "watch", "--snapshot", "--count", "1",
             ],
             scratch: scratch,
@@ -137,7 +135,7 @@ import Testing
         let watch = try ChildProcess(
             "/usr/bin/setpriv",
             [
-                "--reuid=65534", "--regid=65534", "--clear-groups", try publicSyncctl(scratch), "--socket", scratch.socket,
+                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
                 "watch", "public/",
             ],
             scratch: scratch,

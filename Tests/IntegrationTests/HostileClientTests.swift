@@ -8,7 +8,9 @@ import Testing
 #endif
 
 /// A bare Unix socket for sending bytes no well-behaved client would.
-final class RawConnection {
+///
+/// Its reads block, so each runs on a thread of its own (``onOwnThread(_:)``).
+final class RawConnection: Sendable {
     private let descriptor: Int32
 
     init(path: String) throws {
@@ -47,9 +49,9 @@ final class RawConnection {
     }
 
     /// Sends a Hello and waits for the answer: true for a Welcome.
-    func greet(name: String = "raw") throws -> Bool {
+    func greet(name: String = "raw") async throws -> Bool {
         sendHello(name: name)
-        let answer = receive()
+        let answer = await receive()
         guard answer.count > 4 else { return false }
         let frame = try Sharedstate_V1_ServerFrame(serializedBytes: Array(answer[4...]))
         if case .welcome = frame.kind { return true }
@@ -57,20 +59,22 @@ final class RawConnection {
     }
 
     /// Everything the daemon sends until it closes the connection (or 10 s pass).
-    func readUntilClosed() -> [UInt8] {
+    func readUntilClosed() async -> [UInt8] {
         var received: [UInt8] = []
         while true {
-            let chunk = receive()
+            let chunk = await receive()
             if chunk.isEmpty { return received }
             received += chunk
         }
     }
 
     /// What one read returns; empty once the connection is closed or 10 s passed without data.
-    func receive() -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        return count > 0 ? Array(buffer[0..<count]) : []
+    func receive() async -> [UInt8] {
+        await onOwnThread { [descriptor] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            return count > 0 ? Array(buffer[0..<count]) : []
+        }
     }
 
     /// The `fatal` error in what the daemon sent, if any.
@@ -115,7 +119,7 @@ final class RawConnection {
 
         let hostile = try RawConnection(path: scratch.socket)
         hostile.sendFrame(payload)
-        let fatal = try RawConnection.fatalError(in: hostile.readUntilClosed())
+        let fatal = try RawConnection.fatalError(in: await hostile.readUntilClosed())
         #expect(fatal?.code == code, "\(what)")
 
         try await bystander.put("after", json: "2")
@@ -129,7 +133,7 @@ final class RawConnection {
         let hostile = try RawConnection(path: scratch.socket)
         hostile.sendFrame(Self.hello)
         hostile.send([0xFF, 0xFF, 0xFF, 0xF0])
-        let fatal = try RawConnection.fatalError(in: hostile.readUntilClosed())
+        let fatal = try RawConnection.fatalError(in: await hostile.readUntilClosed())
         #expect(fatal?.code == .tooLarge)
         #expect(fatal?.message.contains("over the limit") == true)
         #expect(try await syncctl(["put", "alive", "true"], scratch: scratch).status == 0)

@@ -40,12 +40,12 @@ import Testing
         // A client that greets at once (from this thread, so a busy test process cannot make it
         // late) keeps its connection past the timeout.
         let greeted = try RawConnection(path: scratch.socket)
-        #expect(try greeted.greet())
+        #expect(try await greeted.greet())
         let silent = try RawConnection(path: scratch.socket)
         let trickling = try RawConnection(path: scratch.socket)
         trickling.send([0, 0])  // half a length prefix, then nothing
         for connection in [silent, trickling] {
-            let fatal = try RawConnection.fatalError(in: connection.readUntilClosed())
+            let fatal = try RawConnection.fatalError(in: await connection.readUntilClosed())
             #expect(fatal?.code == .protocol)
             #expect(fatal?.message.contains("no Hello within 1 s") == true)
         }
@@ -57,7 +57,7 @@ import Testing
             }
         }
         greeted.sendFrame(try status.serializedBytes())
-        let answer = greeted.receive()
+        let answer = await greeted.receive()
         try #require(answer.count > 4, "the greeted connection was closed")
         let frame = try Sharedstate_V1_ServerFrame(serializedBytes: Array(answer[4...]))
         guard case .response(let response) = frame.kind, case .status = response.result else {
@@ -76,13 +76,13 @@ import Testing
         var flood: [RawConnection] = []
         for _ in 0..<5 {
             let connection = try RawConnection(path: scratch.socket)
-            #expect(try connection.greet())
+            #expect(try await connection.greet())
             flood.append(connection)
         }
         // The limit applies at the Hello: the one past it is refused then.
         let refused = try RawConnection(path: scratch.socket)
         refused.sendHello()
-        let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
+        let fatal = try RawConnection.fatalError(in: await refused.readUntilClosed())
         #expect(fatal?.code == .limitReached)
         #expect(fatal?.message.contains("6 clients connected, its limit") == true)
         try await bystander.put("fine", json: "true")
@@ -95,10 +95,10 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, limits: #"{"maxConnectionsPerUser":3,"reservedAdministratorConnections":0}"#)
         let held = try (0..<3).map { _ in try RawConnection(path: scratch.socket) }
-        for connection in held { #expect(try connection.greet()) }
+        for connection in held { #expect(try await connection.greet()) }
         let refused = try RawConnection(path: scratch.socket)
         refused.sendHello()
-        let fatal = try RawConnection.fatalError(in: refused.readUntilClosed())
+        let fatal = try RawConnection.fatalError(in: await refused.readUntilClosed())
         #expect(fatal?.message.contains("user \(getuid()) has 3 clients connected") == true)
         withExtendedLifetime(held) {}
         try await daemon.stop()
@@ -113,7 +113,7 @@ import Testing
         let put = try await syncctl(["put", "x", "1"], scratch: scratch)
         #expect(put.status == 0, "\(put.stderr)")
         // The oldest were pushed out, each told why; at most 16 still wait.
-        let fatal = try RawConnection.fatalError(in: silent[0].readUntilClosed())
+        let fatal = try RawConnection.fatalError(in: await silent[0].readUntilClosed())
         #expect(fatal?.code == .limitReached)
         #expect(fatal?.message.contains("16 connections were waiting to say Hello, the limit; this was the oldest") == true)
         let status = try await syncctl(["--json", "status"], scratch: scratch)
@@ -129,7 +129,8 @@ import Testing
         // The tests run as root: with no place left for others, root still gets in, up to the reserve.
         let daemon = try await daemon(scratch, limits: #"{"maxConnections":2,"reservedAdministratorConnections":1}"#)
         let held = try (0..<2).map { _ in try RawConnection(path: scratch.socket) }
-        #expect(try held.map { try $0.greet() } == [true, true])
+        let greetings = [try await held[0].greet(), try await held[1].greet()]
+        #expect(greetings == [true, true])
         let silent = try RawConnection(path: scratch.socket)
         // syncctl takes the place kept for administrators, and shows who holds which place (once
         // syncd has accepted the silent connection, which connecting does not wait for).
@@ -145,12 +146,13 @@ import Testing
         var third: RawConnection?
         while third == nil, ContinuousClock.now < deadline {
             let candidate = try RawConnection(path: scratch.socket)
-            if try candidate.greet() { third = candidate } else { try await Task.sleep(for: .milliseconds(20)) }
+            if try await candidate.greet() { third = candidate } else { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(third != nil)
         let refused = try RawConnection(path: scratch.socket)
         refused.sendHello()
-        #expect(try RawConnection.fatalError(in: refused.readUntilClosed())?.message.contains("2 clients connected, its limit") == true)
+        #expect(
+            try RawConnection.fatalError(in: await refused.readUntilClosed())?.message.contains("2 clients connected, its limit") == true)
         withExtendedLifetime((held, silent, third)) {}
         try await daemon.stop()
     }

@@ -26,8 +26,11 @@ import Testing
     private func stopDuringLongRequests(after delay: Duration) async throws -> Int {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
+        // 8 MB of puts: 3 s alone, and up to about 20 s while the whole suite runs (the test then
+        // took 56–72 s for its three rounds), so the fill gets a minute rather than the default.
         let fill = try await syncctl(
-            ["bench", "put", "--count", "\(Self.keys)", "--keys", "\(Self.keys)", "--value-size", "1000"], scratch: scratch)
+            ["bench", "put", "--count", "\(Self.keys)", "--keys", "\(Self.keys)", "--value-size", "1000"], scratch: scratch,
+            timeout: .seconds(60))
         try #require(fill.status == 0, "bench put failed: \(fill.stderr)")
         let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket))
         try await client.put("marker", json: #""last""#)

@@ -31,6 +31,18 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// Runs `body`, which blocks (a read from a socket, a wait for a process), on a thread of its own,
+/// and waits for it without holding a thread.
+///
+/// Every test's tasks share the cooperative thread pool, one thread per core: a call that blocks
+/// one of them for seconds holds up the tests running meanwhile (an in-process engine whose
+/// writer cannot start, a timeout that fires late), more so on a loaded machine.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
 /// A scratch directory for one test's socket, database and process output; removed afterwards.
 final class Scratch {
     let path: String
@@ -170,11 +182,17 @@ final class ChildProcess {
         return lines.joined(separator: "\n")
     }
 
+    /// What syncd logs when SQLite reports `SQLITE_MISUSE`.
+    private static let sqliteMisuse = "SQLite error: API misuse"
+
     func signal(_ signal: Int32) {
         kill(process.processIdentifier, signal)
     }
 
     deinit {
+        // syncd logs each of SQLite's own reports (SQLiteErrorLog); an API misuse is its bug.
+        let misuses = stderr.split(separator: "\n").filter { $0.contains(Self.sqliteMisuse) }
+        #expect(misuses.isEmpty, "\(name) logged SQLite API misuse: \(misuses.joined(separator: "\n"))")
         guard isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         // Not `waitUntilExit()`: it waits for Foundation to notice, which may take as long as another process lives.
@@ -223,8 +241,9 @@ struct SyncctlResult {
     var stderr: String
 }
 
-/// Runs syncctl against the scratch socket and waits for it.
-func syncctl(_ arguments: [String], scratch: Scratch, stdin: String? = nil) async throws -> SyncctlResult {
+/// Runs syncctl against the scratch socket and waits for it, at most `timeout`.
+func syncctl(_ arguments: [String], scratch: Scratch, stdin: String? = nil, timeout: Duration = .seconds(20)) async throws -> SyncctlResult
+{
     let child = try ChildProcess(
         try Binaries.path("syncctl"),
         ["--socket", scratch.socket] + arguments,
@@ -232,7 +251,7 @@ func syncctl(_ arguments: [String], scratch: Scratch, stdin: String? = nil) asyn
         name: "syncctl",
         stdin: stdin
     )
-    let status = try await child.waitForExit()
+    let status = try await child.waitForExit(timeout: timeout)
     return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
 }
 

@@ -23,7 +23,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 /// A blocking Unix socket client that speaks raw frames.
-private final class FrameSocket {
+private final class FrameSocket: Sendable {
     private let descriptor: Int32
 
     init?(path: String) {
@@ -259,16 +259,38 @@ private final class FrameSocket {
         _ = try connection.readUntilResponse(to: 999_999)
     }
 
+    /// One input, and whether it follows a Hello.
+    private struct Exchange: Sendable {
+        var input: [UInt8]
+        var greets: Bool
+    }
+
+    /// Makes `exchanges` in order on a thread of its own, since the socket blocks: a cooperative
+    /// thread blocked for the whole run would hold up every test running meanwhile (there is one
+    /// per core). Returns each failure with its input.
+    private static func exchangeAll(_ exchanges: [Exchange], socket path: String) async -> [(input: [UInt8], error: String)] {
+        await withCheckedContinuation { continuation in
+            Thread {
+                var failures: [(input: [UInt8], error: String)] = []
+                for exchange in exchanges {
+                    do {
+                        try Self.exchange(exchange.input, socket: path, greet: exchange.greets)
+                    } catch {
+                        failures.append((exchange.input, "\(error)"))
+                    }
+                }
+                continuation.resume(returning: failures)
+            }.start()
+        }
+    }
+
     @Test func theCraftedCorpusNeitherCrashesSyncdNorDisturbsOthers() async throws {
         try await withDaemon { socket in
             let bystander = try await connect(socket, name: "bystander")
             for (name, input) in Self.corpus {
-                for greet in [true, false] {
-                    do {
-                        try Self.exchange(input, socket: socket, greet: greet)
-                    } catch {
-                        Issue.record("\(name): \(error)")
-                    }
+                let exchanges = [true, false].map { Exchange(input: input, greets: $0) }
+                for failure in await Self.exchangeAll(exchanges, socket: socket) {
+                    Issue.record("\(name): \(failure.error)")
                 }
                 try await bystander.put("alive", json: "true")
             }
@@ -286,15 +308,17 @@ private final class FrameSocket {
             let bystander = try await connect(socket, name: "bystander")
             let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
             while ContinuousClock.now < deadline {
-                let input = Self.mutate(Self.seeds.randomElement(using: &random)!, using: &random)
-                do {
-                    try Self.exchange(input, socket: socket, greet: Bool.random(using: &random))
-                } catch {
-                    Issue.record("input \(input) (seed \(seed)): \(error)")
+                // Between batches, the bystander must still be served.
+                let batch = (0..<500).map { _ in
+                    Exchange(
+                        input: Self.mutate(Self.seeds.randomElement(using: &random)!, using: &random), greets: Bool.random(using: &random))
+                }
+                if let failure = await Self.exchangeAll(batch, socket: socket).first {
+                    Issue.record("input \(failure.input) (seed \(seed)): \(failure.error)")
                     return
                 }
-                executions += 1
-                if executions % 500 == 0 { try await bystander.put("alive", json: "\(executions)") }
+                executions += batch.count
+                try await bystander.put("alive", json: "\(executions)")
             }
             _ = try await bystander.status()
         }
