@@ -51,8 +51,9 @@ for run in $(seq "$runs"); do
   swift test "$@" >"$log" 2>&1
   status=$?
   elapsed=$(($(date +%s) - started))
-  # swift-testing reports a failed test as `✘ Test name() failed ...`; XCTest as `Test Case '...' failed`.
-  failures=$(grep -cE "^✘ Test [^ ]+.* failed|Test Case '.*' failed" "$log")
+  # swift-testing ends a failed test with `✘ Test name() failed after ...` (and the whole run with
+  # `✘ Test run with ...`); XCTest with `Test Case '...' failed`.
+  failures=$(grep -E "^✘ Test .* failed after|Test Case '.*' failed" "$log" | grep -vc "^✘ Test run with")
   sqlite=$(grep -ciE "SQLite error|SQLITE_MISUSE" "$log")
   printf 'run %d: exit %d, %d failed tests, %d SQLite error lines, %d s, load average %s\n' \
     "$run" "$status" "$failures" "$sqlite" "$elapsed" "$(cut -d' ' -f1 /proc/loadavg)"
@@ -63,7 +64,7 @@ stop_load
 echo
 echo "failing tests (runs failed in, test):"
 # The suite's own summary line (`✘ Test run with N tests ...`) is not a test.
-grep -hE "^✘ Test [^ ]+.* failed|Test Case '.*' failed" "$logs"/run-*.log \
+grep -hE "^✘ Test .* failed after|Test Case '.*' failed" "$logs"/run-*.log \
   | grep -v "^✘ Test run with" \
   | sed -E "s/^✘ Test ([^ ]+).*/\1/; s/^.*Test Case '([^']+)'.*/\1/" \
   | sort | uniq -c | sort -rn || true
