@@ -16,6 +16,10 @@ struct CheckpointService: Service {
                     try await storage.checkpoint()
                 } catch is CancellationError {
                     return
+                } catch  where Task.isCancelled {
+                    // Stopped mid-checkpoint: GRDB interrupts SQLite, which answers
+                    // SQLITE_INTERRUPT. Nothing failed; the storage's close checkpoints.
+                    return
                 } catch {
                     // The next round tries again; the log only grows meanwhile.
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
