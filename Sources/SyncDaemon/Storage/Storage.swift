@@ -63,7 +63,7 @@ final class Storage: Sendable {
     ///
     /// SQLite's error log is installed first: SQLite takes it only before its first use, which
     /// looking up a file system is.
-    private static let databasesLockedByThisProcess: Void = {
+    private static let sqliteSetUpForThisProcess: Void = {
         SQLiteErrorLog.install()
         if let exclusive = sqlite3_vfs_find("unix-excl") { sqlite3_vfs_register(exclusive, 1) }
     }()
@@ -89,7 +89,7 @@ final class Storage: Sendable {
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
-        Self.databasesLockedByThisProcess
+        Self.sqliteSetUpForThisProcess
         var configuration = Configuration()
         configuration.label = "syncd"
         configuration.busyMode = .immediateError
@@ -382,26 +382,22 @@ final class Storage: Sendable {
 
     /// Runs `body` in one transaction on the writer connection (see ``withWriter(_:)``).
     func withWriterTransaction<T>(_ body: (Database) throws -> T) throws -> T {
-        try withWriter { db in
-            var result: T?
-            try db.inTransaction {
-                result = try body(db)
-                return .commit
-            }
-            return result!
-        }
+        try withWriter { db in try Self.inTransaction(db, body) }
     }
 
     /// ``withWriterTransaction(_:)`` for a caller that may wait.
     func withWriterTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await withWriter { db in
-            var result: T?
-            try db.inTransaction {
-                result = try body(db)
-                return .commit
-            }
-            return result!
+        try await withWriter { db in try Self.inTransaction(db, body) }
+    }
+
+    /// `body`'s result, committed in one transaction (rolled back if it throws).
+    private static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction {
+            result = try body(db)
+            return .commit
         }
+        return result!
     }
 
     /// Runs `body` in a read transaction on one of the readers; throws once the database is closed
