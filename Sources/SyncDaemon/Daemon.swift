@@ -84,7 +84,7 @@ public final class Daemon: Sendable {
             storage = opened
             let backend = SQLiteBackend(storage: opened, logger: logger)
             engine = StateEngine(backend: backend, state: try backend.load(), configuration: engineConfiguration, logger: logger)
-            try backend.expireEphemeralKeysOfPreviousRun(in: engine)
+            try engine.expireEphemeralKeysOfPreviousRun()
         case .etcd(let etcd):
             do {
                 var backendConfiguration = try EtcdBackend.Configuration(etcd, retainedRevisions: configuration.retainedRevisions)
@@ -207,36 +207,12 @@ public final class Daemon: Sendable {
                 listener: listener,
                 settings: settings,
                 transferDirectory: (databasePath as NSString).deletingLastPathComponent,
-                socketGroup: socketGroup
+                socketGroup: socketGroup,
+                startTime: startTime
             ),
             engine: engine,
             eventLoopGroup: eventLoops,
             logger: logger,
-            status: { clients in
-                let statistics = engine.statistics
-                return .with {
-                    $0.revision = statistics.revision
-                    $0.keys = UInt64(statistics.keys)
-                    $0.clients = UInt64(clients)
-                    $0.watches = UInt64(statistics.watches)
-                    $0.compactedRevision = statistics.compactedRevision
-                    $0.databaseBytes = statistics.backend.bytes
-                    $0.uptimeSeconds = Self.seconds(ContinuousClock.now - startTime)
-                    $0.serverVersion = WireProtocol.softwareVersion
-                    $0.databasePath = statistics.backend.location
-                    $0.backend = statistics.backend.name
-                    $0.backendRevision = statistics.backend.sourceRevision
-                    $0.staleSince = statistics.backend.staleSince ?? 0
-                }
-            },
-            metrics: { clients in
-                let statistics = engine.statistics
-                return engine.metrics.render(
-                    .init(
-                        keys: statistics.keys, connections: clients, watches: statistics.watches,
-                        revision: statistics.revision, compactedRevision: statistics.compactedRevision,
-                        databaseBytes: statistics.backend.databaseBytes, writeAheadLogBytes: statistics.backend.writeAheadLogBytes))
-            },
             onListening: onListening
         )
     }
@@ -247,9 +223,5 @@ public final class Daemon: Sendable {
         if let id = gid_t(group) { return id }
         guard let entry = getgrnam(group) else { throw DaemonStartError("unknown group \"\(group)\" (--socket-group)") }
         return entry.pointee.gr_gid
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

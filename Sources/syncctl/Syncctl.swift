@@ -12,7 +12,7 @@ struct Syncctl: AsyncParsableCommand {
             failed), 4 cannot reach syncd, 5 permission denied.
             """,
         subcommands: [
-            StatusCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self, ListCommand.self,
+            StatusCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self, ListCommand.self, CountCommand.self,
             WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, TopCommand.self, CompactCommand.self,
             BackupCommand.self,
             RestoreCommand.self,

@@ -105,6 +105,10 @@ import Testing
         // A list or a watch of everything shows only what the grant covers: no foreign key names.
         let list = try await syncctl(as: nobody, ["list"], scratch: scratch)
         #expect(list.stdout == "public/a\t1\npublic/nobody/x\t1\n")
+        // A count likewise counts only what the grant covers, and is refused where it covers nothing.
+        #expect(try await syncctl(as: nobody, ["count"], scratch: scratch).stdout == "2\n")
+        #expect(try await IntegrationTests.syncctl(["count"], scratch: scratch).stdout == "4\n")
+        #expect(try await syncctl(as: nobody, ["count", "team/"], scratch: scratch).status == 5)
         let watch = try ChildProcess(
             "/usr/bin/setpriv",
             [

@@ -35,6 +35,10 @@ import Testing
         let limited = try await syncctl(["--json", "list", "doc/", "--limit", "1"], scratch: scratch)
         #expect(limited.stdout.hasPrefix(#"[{"key":"doc/a""#))
 
+        #expect(try await syncctl(["count"], scratch: scratch).stdout == "2\n")
+        #expect(try await syncctl(["count", "doc/"], scratch: scratch).stdout == "1\n")
+        #expect(try await syncctl(["--json", "count", "nothing/"], scratch: scratch).stdout == #"{"count":0,"revision":2}"# + "\n")
+
         let delete = try await syncctl(["--json", "delete", "doc/a"], scratch: scratch)
         #expect(delete.stdout == #"{"revision":3}"# + "\n")
 
@@ -66,6 +70,7 @@ import Testing
             (["get"], 1, "Missing expected argument"),
             (["frobnicate"], 1, "Unexpected argument"),
             (["list", "--limit", "0"], 1, "--limit must be at least 1"),
+            (["count", "a//"], 1, "cannot be empty"),
         ]
         for (arguments, status, message) in cases {
             let result = try await syncctl(arguments, scratch: scratch)

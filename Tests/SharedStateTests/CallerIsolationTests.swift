@@ -40,6 +40,11 @@ import Testing
             return try await state.list(prefix: prefix, limit: limit)
         }
 
+        nonisolated(nonsending) func count(prefix: String) async throws(SharedStateError) -> CountResult {
+            record(#isolation)
+            return try await state.count(prefix: prefix)
+        }
+
         nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
             record(#isolation)
             return try await state.transaction(transaction)

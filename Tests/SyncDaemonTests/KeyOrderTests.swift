@@ -34,6 +34,8 @@ import Testing
                 if let limit { expected = Array(expected.prefix(limit)) }
                 let found = table.entries(withPrefix: prefix, limit: limit).map { "\(Array($0.key.utf8)) at \($0.entry().modRevision)" }
                 #expect(found == expected, "prefix \(prefix.debugDescription), limit \(String(describing: limit))")
+                let all = keys.keys.count { $0.starts(with: prefix.utf8) }
+                #expect(table.order.count(withPrefix: prefix) == all, "count of prefix \(prefix.debugDescription)")
             }
         }
         #expect(table.count == keys.count)
@@ -68,6 +70,24 @@ import Testing
         #expect(copied.count == 2_000)
         #expect(copied.allSatisfy { $0.entry().modRevision == 1 })
         #expect(table.entries(withPrefix: "k/").count == 2_000 - 143 + 1)
+    }
+
+    @Test func aCountNeedsNoEntryVisitedAndStopsWhereThePrefixEnds() {
+        var table = EntryTable()
+        #expect(table.order.count(withPrefix: "") == 0)
+        // Over several chunks, with neighbours on both sides of the prefix's range.
+        for index in 0..<3_000 {
+            table.insert(StoredEntry.make(WatchIndexTests.entry("k/" + String(format: "%04d", index), revision: 1)))
+        }
+        table.set("j", to: StoredEntry.make(WatchIndexTests.entry("j", revision: 2)))
+        table.set("l", to: StoredEntry.make(WatchIndexTests.entry("l", revision: 2)))
+        #expect(table.order.count(withPrefix: "") == 3_002)
+        #expect(table.order.count(withPrefix: "k/") == 3_000)
+        #expect(table.order.count(withPrefix: "k/1") == 1_000)
+        #expect(table.order.count(withPrefix: "k/0999") == 1)
+        #expect(table.order.count(withPrefix: "k/5") == 0)
+        #expect(table.order.count(withPrefix: "l") == 1)
+        #expect(table.order.count(withPrefix: "m") == 0)
     }
 
     @Test func overlappingPrefixesAreCountedOnce() {

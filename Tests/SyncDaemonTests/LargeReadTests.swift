@@ -73,6 +73,22 @@ import Testing
         }
     }
 
+    @Test func aCountJudgesEachKeyOffTheLockOnlyWhenItMustJudgeMany() async throws {
+        try await withEngine(configuration: configuration) { engine in
+            for key in ["a", "b", "c", "hidden"] { _ = await engine.put("c/\(key)", "1") }
+            // Without a filter, any number of keys is counted at once, by position.
+            #expect(engine.count(prefix: "c/").counted == StateEngine.Counting(count: 4, revision: 4))
+            let readable: KeyFilter = { !$0.hasSuffix("hidden") }
+            #expect(engine.count(prefix: "c/h", readable: readable).counted == StateEngine.Counting(count: 0, revision: 4))
+            guard case .tooLarge(let large) = engine.count(prefix: "c/", readable: readable) else {
+                Issue.record("four keys were judged under the lock")
+                return
+            }
+            _ = await engine.put("c/d", "2")
+            #expect(large.count() == StateEngine.Counting(count: 3, revision: 4))
+        }
+    }
+
     @Test func aLargeResyncIsTheStateAtItsRevisionAndTheChangesMadeMeanwhileFollowIt() async throws {
         try await withEngine(configuration: configuration) { engine in
             let slow = CollectingSubscriber()
@@ -105,5 +121,13 @@ import Testing
             try await engine.catchUp(catchUp)
             #expect(subscriber.received.isEmpty)
         }
+    }
+}
+
+extension StateEngine.CountOutcome {
+    /// The count, when it was made at once.
+    fileprivate var counted: StateEngine.Counting? {
+        if case .counted(let counting) = self { return counting }
+        return nil
     }
 }

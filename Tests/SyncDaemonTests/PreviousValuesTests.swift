@@ -25,14 +25,15 @@ import Testing
         defer { try? storage.close() }
         // No writer thread: this test commits on its own, several revisions in one group.
         let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
-        _ = (engine.backend as! SQLiteBackend).commit([put("a", "1")], to: engine)
+        _ = engine.commit([put("a", "1")], to: engine.backend as! SQLiteBackend)
         let withPrevious = CollectingSubscriber()
         let plain = CollectingSubscriber()
         try await engine.startWatch(id: 1, prefixes: [], start: .now, previousValues: true, subscriber: withPrevious)
         try await engine.startWatch(id: 1, prefixes: [], start: .now, subscriber: plain)
 
-        _ = (engine.backend as! SQLiteBackend).commit(
-            [put("a", "2"), put("a", "3"), .delete(key: "a", ifVersion: nil), put("b", "1"), put("a", "4")], to: engine)
+        _ = engine.commit(
+            [put("a", "2"), put("a", "3"), .delete(key: "a", ifVersion: nil), put("b", "1"), put("a", "4")],
+            to: engine.backend as! SQLiteBackend)
 
         let events = withPrevious.events
         #expect(events.map(\.revision) == [2, 3, 4, 5, 6])

@@ -43,7 +43,7 @@ func withEngine(
     let storage = try Storage(path: path ?? directory.file("state.sqlite"), durability: durability)
     let engine = try StateEngine(storage: storage, configuration: configuration, logger: Logger(label: "test"))
     try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await engine.runWriter() }
+        group.addTask { await engine.runWrites() }
         // Only once the writer answers is it running: the child task above is merely scheduled,
         // and on a busy machine the cooperative pool may run other tests' work for seconds first,
         // while a body that queues writes (rather than committing them on its own thread) and
@@ -275,7 +275,7 @@ extension Result where Failure == SharedStateError {
         }
         let storage = try Storage(path: path, durability: .normal)
         let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
-        try (engine.backend as! SQLiteBackend).expireEphemeralKeysOfPreviousRun(in: engine)
+        try engine.expireEphemeralKeysOfPreviousRun()
         #expect(engine.entry("presence/a").entry == nil)
         #expect(engine.entry("kept").entry != nil)
         #expect(engine.revision == 3)
@@ -378,7 +378,7 @@ extension Result where Failure == SharedStateError {
         let storage = try Storage(path: directory.file("state.sqlite"), durability: .normal)
         let engine = try StateEngine(storage: storage, logger: Logger(label: "test"))
         engine.shutDown()
-        await engine.runWriter()
+        await engine.runWrites()
         #expect(await engine.put("a", "1").errorCode == .unavailable)
     }
 
@@ -391,7 +391,7 @@ extension Result where Failure == SharedStateError {
         let log = RecordedLog()
         let engine = try StateEngine(storage: storage, logger: Logger(label: "test") { _ in RecordingLogHandler(log: log) })
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await engine.runWriter() }
+            group.addTask { await engine.runWrites() }
             _ = await engine.put("a", "1")
             let intruder = try DatabaseQueue(path: path)
             try await intruder.write {
@@ -435,7 +435,7 @@ extension Result where Failure == SharedStateError {
         await expectRefused("a checkpoint") { try await storage.checkpoint() }
         // Through the engine, a write is refused as unavailable.
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await engine.runWriter() }
+            group.addTask { await engine.runWrites() }
             #expect(await engine.put("a", "1").errorCode == .unavailable)
             engine.shutDown()
             try await group.waitForAll()
@@ -454,7 +454,7 @@ extension Result where Failure == SharedStateError {
             return try queue.read { try String.fetchAll($0, sql: "SELECT key FROM entries ORDER BY key") }
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await engine.runWriter() }
+            group.addTask { await engine.runWrites() }
             _ = await engine.put("a", "1")
             _ = await engine.put("b", "2")
             // No further write comes: the writer wakes by itself when the delay is up.

@@ -122,6 +122,13 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    public func count(prefix: String = "") async throws(SharedStateError) -> CountResult {
+        try KeyRules.validatePrefix(prefix, limits: limits)
+        return state.withLock { state in
+            CountResult(count: state.entries.values.count { KeyRules.key($0.key, hasPrefix: prefix) }, revision: state.revision)
+        }
+    }
+
     public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try RequestRules.validateTransactionSize(
             transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,

@@ -68,6 +68,10 @@ final class LazySharedStateClient: SharedStateBackend {
         try await client().list(prefix: prefix, limit: limit)
     }
 
+    nonisolated(nonsending) func count(prefix: String) async throws(SharedStateError) -> CountResult {
+        try await client().count(prefix: prefix)
+    }
+
     nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try await client().transaction(transaction)
     }

@@ -542,6 +542,14 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .metrics(newValue)}
   }
 
+  public var count: Sharedstate_V1_CountRequest {
+    get {
+      if case .count(let v)? = operation {return v}
+      return Sharedstate_V1_CountRequest()
+    }
+    set {operation = .count(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -562,6 +570,7 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case transferEnd(Sharedstate_V1_TransferEndRequest)
     case restore(Sharedstate_V1_RestoreRequest)
     case metrics(Sharedstate_V1_MetricsRequest)
+    case count(Sharedstate_V1_CountRequest)
 
   }
 
@@ -721,6 +730,14 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .metrics(newValue)}
   }
 
+  public var count: Sharedstate_V1_CountResponse {
+    get {
+      if case .count(let v)? = result {return v}
+      return Sharedstate_V1_CountResponse()
+    }
+    set {result = .count(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -742,6 +759,7 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case transferEnd(Sharedstate_V1_TransferEndResponse)
     case restore(Sharedstate_V1_RestoreResponse)
     case metrics(Sharedstate_V1_MetricsResponse)
+    case count(Sharedstate_V1_CountResponse)
 
   }
 
@@ -947,6 +965,36 @@ public nonisolated struct Sharedstate_V1_ListResponse: Sendable {
 
   /// True when the limit cut the list short.
   public var truncated: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// How many keys start with a prefix, of those the caller may read (etcd's
+/// `get --prefix --count-only`), without their entries.
+public nonisolated struct Sharedstate_V1_CountRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Keys that start with these bytes; empty counts every key.
+  public var prefix: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_CountResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var count: UInt64 = 0
+
+  /// The revision the keys were counted at.
+  public var revision: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1878,7 +1926,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2108,6 +2156,19 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .metrics(v)
         }
       }()
+      case 19: try {
+        var v: Sharedstate_V1_CountRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .count(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .count(v)
+        }
+      }()
       default: break
       }
     }
@@ -2190,6 +2251,10 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .metrics(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
+    case .count?: try {
+      guard case .count(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2205,7 +2270,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2448,6 +2513,19 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .metrics(v)
         }
       }()
+      case 20: try {
+        var v: Sharedstate_V1_CountResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .count(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .count(v)
+        }
+      }()
       default: break
       }
     }
@@ -2533,6 +2611,10 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .metrics?: try {
       guard case .metrics(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .count?: try {
+      guard case .count(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
     }()
     case nil: break
     }
@@ -2944,6 +3026,71 @@ nonisolated extension Sharedstate_V1_ListResponse: SwiftProtobuf.Message, SwiftP
     if lhs.entries != rhs.entries {return false}
     if lhs.revision != rhs.revision {return false}
     if lhs.truncated != rhs.truncated {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_CountRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CountRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}prefix\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.prefix) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.prefix.isEmpty {
+      try visitor.visitSingularStringField(value: self.prefix, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_CountRequest, rhs: Sharedstate_V1_CountRequest) -> Bool {
+    if lhs.prefix != rhs.prefix {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_CountResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CountResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}count\0\u{1}revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.count) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.count != 0 {
+      try visitor.visitSingularUInt64Field(value: self.count, fieldNumber: 1)
+    }
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_CountResponse, rhs: Sharedstate_V1_CountResponse) -> Bool {
+    if lhs.count != rhs.count {return false}
+    if lhs.revision != rhs.revision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -31,6 +31,20 @@ public struct ListResult: Sendable, Hashable {
     }
 }
 
+/// How many keys start with a prefix, and when they were counted.
+public struct CountResult: Sendable, Hashable {
+    /// The number of keys under the prefix that this client may read.
+    public var count: Int
+    /// The revision the keys were counted at.
+    public var revision: UInt64
+
+    /// Creates a result.
+    public init(count: Int, revision: UInt64) {
+        self.count = count
+        self.revision = revision
+    }
+}
+
 /// What a transaction did.
 public struct TransactionResult: Sendable, Hashable {
     /// Whether every compare held (so the success branch was applied).

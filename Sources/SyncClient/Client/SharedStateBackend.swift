@@ -28,6 +28,9 @@ public protocol SharedStateBackend: Sendable {
     /// The entries under `prefix`, in key order, at most `limit` of them.
     nonisolated(nonsending) func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult
 
+    /// How many keys start with `prefix` (empty: every key), without their entries.
+    nonisolated(nonsending) func count(prefix: String) async throws(SharedStateError) -> CountResult
+
     /// Applies `transaction` atomically, as one revision.
     nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult
 

@@ -260,6 +260,24 @@ public final class SharedStateClient: Sendable {
         return ListResult(entries: list.entries.map(Entry.init(wireValue:)), revision: list.revision, isTruncated: list.truncated)
     }
 
+    /// How many keys start with `prefix`, of those this client may read, without their entries
+    /// (etcd's `get --prefix --count-only`).
+    ///
+    /// ```swift
+    /// let online = try await client.count(prefix: "presence/")
+    /// print("\(online.count) feature processes at revision \(online.revision)")
+    /// ```
+    ///
+    /// - Parameter prefix: Leading bytes of the keys to count; empty counts every key.
+    /// - Throws: `invalidArgument` for a malformed prefix, `permissionDenied` when this client may
+    ///   read no key under it.
+    public nonisolated(nonsending) func count(prefix: String = "") async throws(SharedStateError) -> CountResult {
+        try KeyRules.validatePrefix(prefix, limits: limits)
+        let result = try await call(.count(.with { $0.prefix = prefix }))
+        guard case .count(let count) = result else { throw unexpected(result) }
+        return CountResult(count: Int(clamping: count.count), revision: count.revision)
+    }
+
     /// Applies a transaction atomically; see ``Transaction``.
     ///
     /// - Throws: `conflict` when an operation's own `ifVersion` fails (nothing is applied),

@@ -23,8 +23,10 @@ struct WatchEventFrame {
     init?(frame payload: ByteBuffer) {
         let decoded: WatchEventFrame? = payload.withUnsafeReadableBytes { bytes in
             var frame = ProtobufFieldReader(bytes)
-            // ServerFrame.event (3) and nothing else.
-            guard frame.nextTag() == Self.tag(3, .lengthDelimited), let event = frame.lengthDelimited(), frame.isAtEnd else {
+            // ServerFrame.event and nothing else.
+            guard frame.nextTag() == Self.tag(WireFields.ServerFrame.event, .lengthDelimited), let event = frame.lengthDelimited(),
+                frame.isAtEnd
+            else {
                 return nil
             }
             return Self(event: event)
@@ -44,29 +46,30 @@ struct WatchEventFrame {
     }
 
     private init?(event bytes: UnsafeRawBufferPointer) {
+        typealias Event = WireFields.WatchEvent
         var event = ProtobufFieldReader(bytes)
         var seen = ProtobufFieldSet()
         while !event.isAtEnd {
             guard let tag = event.nextTag() else { return nil }
             // Changes repeat; every other field comes at most once.
-            guard tag == Self.tag(4, .lengthDelimited) || seen.insert(tag) else { return nil }
+            guard tag == Self.tag(Event.changes, .lengthDelimited) || seen.insert(tag) else { return nil }
             switch tag {
-            case Self.tag(1, .varint):
+            case Self.tag(Event.watchID, .varint):
                 guard let id = event.varint() else { return nil }
                 watchID = id
-            case Self.tag(2, .varint):
+            case Self.tag(Event.kind, .varint):
                 guard let kind = event.varint().flatMap(Self.kind) else { return nil }
                 batch.kind = kind
-            case Self.tag(3, .varint):
+            case Self.tag(Event.revision, .varint):
                 guard let revision = event.varint() else { return nil }
                 batch.revision = revision
-            case Self.tag(4, .lengthDelimited):
+            case Self.tag(Event.changes, .lengthDelimited):
                 guard let bytes = event.lengthDelimited(), let change = Self.change(bytes) else { return nil }
                 batch.changes.append(change)
-            case Self.tag(6, .varint):
+            case Self.tag(Event.writerSession, .varint):
                 guard let session = event.varint() else { return nil }
                 batch.writerSession = session
-            case Self.tag(7, .lengthDelimited):
+            case Self.tag(Event.cause, .lengthDelimited):
                 guard let cause = event.string() else { return nil }
                 batch.cause = cause
             default:
@@ -98,19 +101,19 @@ struct WatchEventFrame {
         while !fields.isAtEnd {
             guard let tag = fields.nextTag(), seen.insert(tag) else { return nil }
             switch tag {
-            case Self.tag(1, .varint):
+            case Self.tag(WireFields.Change.type, .varint):
                 switch fields.varint() {
                 case 0: type = .put
                 case 1: type = .delete
                 default: return nil
                 }
-            case Self.tag(2, .lengthDelimited):
+            case Self.tag(WireFields.Change.entry, .lengthDelimited):
                 guard let bytes = fields.lengthDelimited(), let read = Self.entry(bytes) else { return nil }
                 entry = read
-            case Self.tag(3, .lengthDelimited):
+            case Self.tag(WireFields.Change.previous, .lengthDelimited):
                 guard let bytes = fields.lengthDelimited(), let read = Self.entry(bytes) else { return nil }
                 previous = read
-            case Self.tag(4, .varint):
+            case Self.tag(WireFields.Change.previousCompacted, .varint):
                 guard let flag = fields.varint() else { return nil }
                 isPreviousCompacted = flag != 0
             default:
@@ -135,22 +138,22 @@ struct WatchEventFrame {
         while !fields.isAtEnd {
             guard let tag = fields.nextTag(), seen.insert(tag) else { return nil }
             switch tag {
-            case Self.tag(1, .lengthDelimited):
+            case Self.tag(WireFields.Entry.key, .lengthDelimited):
                 guard let key = fields.string() else { return nil }
                 entry.key = key
-            case Self.tag(2, .lengthDelimited):
+            case Self.tag(WireFields.Entry.value, .lengthDelimited):
                 guard let value = fields.lengthDelimited() else { return nil }
                 entry.value = Data(value)
-            case Self.tag(3, .varint):
+            case Self.tag(WireFields.Entry.version, .varint):
                 guard let version = fields.varint() else { return nil }
                 entry.version = version
-            case Self.tag(4, .varint):
+            case Self.tag(WireFields.Entry.createRevision, .varint):
                 guard let revision = fields.varint() else { return nil }
                 entry.createRevision = revision
-            case Self.tag(5, .varint):
+            case Self.tag(WireFields.Entry.modRevision, .varint):
                 guard let revision = fields.varint() else { return nil }
                 entry.modRevision = revision
-            case Self.tag(6, .varint):
+            case Self.tag(WireFields.Entry.ephemeralSession, .varint):
                 guard let session = fields.varint() else { return nil }
                 entry.ephemeralSession = session
             default:

@@ -64,6 +64,28 @@ struct KeyOrder: Sendable {
     /// How many entries it holds.
     var count: Int { chunks.reduce(0) { $0 + $1.count } }
 
+    /// How many entries have keys that start with `prefix`: two searches and a sum over the
+    /// chunks between them, without visiting an entry.
+    func count(withPrefix prefix: String) -> Int {
+        guard !chunks.isEmpty else { return 0 }
+        var bound = Array(prefix.utf8)
+        let start = bound.withUnsafeBufferPointer { place(of: $0) }
+        // Every key under the prefix sorts before the prefix with its last byte below 0xFF
+        // raised by one; with none such, every key after the start is under it.
+        while bound.last == 0xFF { bound.removeLast() }
+        let end: (chunk: Int, position: Int)
+        if bound.isEmpty {
+            end = (chunks.count - 1, chunks[chunks.count - 1].count)
+        } else {
+            bound[bound.count - 1] += 1
+            end = bound.withUnsafeBufferPointer { place(of: $0) }
+        }
+        if start.chunk == end.chunk { return end.position - start.position }
+        var total = chunks[start.chunk].count - start.position + end.position
+        for chunk in (start.chunk + 1)..<end.chunk { total += chunks[chunk].count }
+        return total
+    }
+
     /// Calls `body` with the entries whose keys start with `prefix`, in byte order of their keys,
     /// until it returns false.
     func forEach(withPrefix prefix: String, _ body: (StoredEntry) -> Bool) {

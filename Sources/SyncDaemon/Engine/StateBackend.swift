@@ -1,40 +1,27 @@
 import SharedStateWire
 
-/// Where committed state comes from: the store that decides revisions, commits writes and keeps
-/// their history, under the engine's local replica (``StateEngine``).
+/// Where committed state is kept: the store under the engine's local replica (``StateEngine``).
 ///
-/// The engine keeps what every backend shares: the published entries and revision, reads,
-/// watches, catch-up, resync and progress. A backend does the rest:
+/// The engine decides and publishes; a backend stores and reports. The engine keeps what every
+/// backend shares: the published entries and revision, reads, watches, catch-up, resync and
+/// progress. A backend keeps the rest: the history behind the replica (a watch's replay, the
+/// entries at an old revision, a key's history, compaction, backups), and the writes, in one of
+/// two ways (``BackendWrites``):
 ///
-/// - it takes write requests (``submit(_:to:mayCommitHere:)``), commits them, and hands the
-///   engine each committed revision, in order, through ``StateEngine/publish(_:entries:timing:)``;
-///   a write is answered only once the engine has published its revision, so a client always
-///   sees the event of revision R before the answer that carries R;
-/// - it answers what the replica does not keep: the revisions after one (a watch's replay), the
-///   entries at an old revision, a key's history, compaction and backups.
+/// - ``SQLiteBackend`` is a ``RevisionStore``: syncd is the only writer of a local SQLite file, so
+///   the engine plans each group of writes against its entries and the store makes the group's
+///   revisions durable before the engine publishes them.
+/// - ``EtcdBackend`` is a ``WriteForwarder``: the state is in an etcd cluster that every host
+///   writes, so the backend forwards each write as one transaction and reports what its one etcd
+///   watch over syncd's prefix sees, whichever host wrote it.
 ///
-/// ``SQLiteBackend`` is the default: it plans each write against the engine's entries, commits
-/// groups to a local SQLite file and publishes them from its writer thread. ``EtcdBackend`` sends
-/// each write to an etcd cluster as one transaction and publishes what its one etcd watch over
-/// syncd's prefix reports, whichever host wrote it.
+/// No requirement hands a backend the engine: it answers what it is asked, and reports.
 protocol StateBackend: AnyObject, Sendable {
     /// The backend's name, as `syncctl status` shows it: `sqlite`, `etcd`.
     var name: String { get }
 
-    /// Runs the backend's own work (a writer thread, a watch) until ``shutDown()``, publishing
-    /// to `engine`; returns once the writes taken before the shutdown are answered.
-    func run(publishingTo engine: StateEngine) async
-
-    /// Stops taking writes; ``run(publishingTo:)`` returns soon after.
-    func shutDown()
-
-    /// Takes writes, in order: the backend answers each through its reply once it is committed
-    /// and published, or has failed.
-    ///
-    /// - Parameter mayCommitHere: The caller's thread may commit the writes itself rather than
-    ///   hand them over (see ``SQLiteBackend``); a backend may ignore it.
-    /// - Returns: false, having taken nothing, once the backend no longer takes writes.
-    func submit(_ writes: some Collection<WriteQueue.Pending>, to engine: StateEngine, mayCommitHere: Bool) -> Bool
+    /// How the backend commits writes.
+    var writes: BackendWrites { get }
 
     /// The revisions after `revision` through `through`, in order.
     ///
@@ -44,7 +31,10 @@ protocol StateBackend: AnyObject, Sendable {
 
     /// The entry each of `keys` had at `revision` (nil: it did not exist); a key whose entry then
     /// is no longer known is left out.
-    func entries(of keys: Set<String>, at revision: UInt64) async throws(SharedStateError) -> [String: Entry?]
+    ///
+    /// - Parameter current: The engine's published entry of each key (nil: absent), read before
+    ///   this call: a backend that keeps only recent revisions finds an older entry from it.
+    func entries(of keys: Set<String>, at revision: UInt64, current: [String: Entry?]) async throws(SharedStateError) -> [String: Entry?]
 
     /// The changes of `key` still kept, oldest first: the most recent `limit`, or all with nil.
     func history(of key: String, limit: Int?) async throws(SharedStateError) -> [LoggedChange]
@@ -55,16 +45,16 @@ protocol StateBackend: AnyObject, Sendable {
     /// Writes a consistent copy of the state to `path`; returns the revision it holds.
     func backup(to path: String) async throws(SharedStateError) -> UInt64
 
-    /// The entry of `key` as the store holds it now, and the revision it was read at; nil for a
-    /// key that does not exist. With several hosts, it sees every write acknowledged anywhere
-    /// before it was asked (a linearizable read); with one, it is the engine's own.
-    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64)
-
-    /// Removes the ephemeral keys of `session`, which ended.
-    func endSession(_ session: UInt64, in engine: StateEngine)
-
     /// What `syncctl status` shows of the backend.
     var status: BackendStatus { get }
+}
+
+/// How a backend commits writes (see ``StateBackend``).
+enum BackendWrites: Sendable {
+    /// syncd decides the revisions, and the store makes them durable.
+    case plannedHere(any RevisionStore)
+    /// Another store decides them; the backend forwards the writes and reports its revisions.
+    case forwarded(any WriteForwarder)
 }
 
 /// The state a backend starts the engine from.

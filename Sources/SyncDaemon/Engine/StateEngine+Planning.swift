@@ -1,7 +1,7 @@
 import SharedStateWire
 
 /// Planning a group of writes against the published entries, for a backend that decides
-/// revisions itself (``SQLiteBackend``).
+/// revisions itself (a ``RevisionStore``).
 extension StateEngine {
     /// What ``plan(_:origins:)`` decided.
     struct Plan {
@@ -17,7 +17,7 @@ extension StateEngine {
     /// leave it; each request that changes something gets the next revision. `origins` names
     /// the writer of the request at each index (syncd itself when there are none).
     ///
-    /// Only the backend's writer calls it, one group at a time: nothing else publishes meanwhile.
+    /// Only the writer calls it, one group at a time: nothing else publishes meanwhile.
     func plan(_ batch: [WriteRequest], origins: [WriteOrigin] = []) -> Plan {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.

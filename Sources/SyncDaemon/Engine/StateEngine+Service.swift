@@ -1,13 +1,13 @@
 import ServiceLifecycle
 
 extension StateEngine: Service {
-    /// Runs the writer, and every `progressInterval` sends progress notices and applies the
+    /// Commits writes (see ``runWrites()``), and every `progressInterval` sends progress notices and applies the
     /// retention policy. On graceful shutdown it stops taking writes and returns once the queued
     /// ones are committed.
     func run() async throws {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.runWriter() }
+                group.addTask { await self.runWrites() }
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: self.progressInterval)
@@ -15,7 +15,7 @@ extension StateEngine: Service {
                         await self.applyRetention()
                     }
                 }
-                await group.next()  // the writer returned
+                await group.next()  // the writes ended
                 group.cancelAll()
             }
         } onGracefulShutdown: {

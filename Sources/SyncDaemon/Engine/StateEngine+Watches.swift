@@ -186,7 +186,10 @@ extension StateEngine {
             firstChanges[change.key] = change
         }
         let wanted = Set(firstChanges.lazy.filter { !($0.value.type == .put && $0.value.entry.version == 1) }.map(\.key))
-        let before = try await backend.entries(of: wanted, at: revision)
+        let current = published.withLock { state in
+            Dictionary(uniqueKeysWithValues: wanted.map { key in (key, state.entries[key]?.entry(key: key)) })
+        }
+        let before = try await backend.entries(of: wanted, at: revision, current: current)
         var latest: [String: Entry?] = [:]
         for index in logged.indices {
             logged[index].findPrevious(in: &latest) { key in

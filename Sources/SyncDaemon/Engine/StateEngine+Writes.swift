@@ -1,7 +1,8 @@
 import Foundation
 import SharedStateWire
 
-/// Writes: submitted to the backend, published once it has committed them (see ``StateEngine``).
+/// Writes: submitted, committed through the backend, published, then answered (see
+/// ``StateEngine``).
 extension StateEngine {
     /// Submits a write made by `origin` (syncd itself by default); `completion` is called, on
     /// whichever thread publishes it, once it is committed and published, or has failed.
@@ -10,10 +11,10 @@ extension StateEngine {
         origin: WriteOrigin = .syncd(""),
         completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void
     ) {
-        let pending = WriteQueue.Pending(
+        let pending = PendingWrite(
             request: request, origin: origin, reply: .callback(completion),
             timedSince: metrics.samplesDelivery() ? .now : nil)
-        if !backend.submit(CollectionOfOne(pending), to: self, mayCommitHere: false) {
+        if !take(CollectionOfOne(pending), mayCommitHere: false) {
             completion(.failure(Self.shuttingDown))
         }
     }
@@ -24,7 +25,7 @@ extension StateEngine {
     /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
     ///   hand over, when nothing else is waiting: a client waiting for one write at a time saves
     ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
-    ///   by the backend's writer, while the caller goes on reading.
+    ///   by the writer, while the caller goes on reading. Only a ``RevisionStore`` commits here.
     func submit(
         _ requests: [(id: UInt64, request: WriteRequest, cause: String)],
         by writer: WriterIdentity? = nil,
@@ -35,11 +36,11 @@ extension StateEngine {
         // The first of the requests submitted together stands for them all.
         let timedSince: ContinuousClock.Instant? = metrics.samplesDelivery() ? .now : nil
         let pending = requests.lazy.enumerated().map { index, request in
-            WriteQueue.Pending(
+            PendingWrite(
                 request: request.request, origin: WriteOrigin(writer: writer, cause: request.cause),
                 reply: .answer(requestID: request.id, target: target), timedSince: index == 0 ? timedSince : nil)
         }
-        if !backend.submit(pending, to: self, mayCommitHere: mayCommitHere) {
+        if !take(pending, mayCommitHere: mayCommitHere) {
             let batch = DeliveryBatch()
             target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: batch)
             batch.dispatch()
@@ -48,14 +49,63 @@ extension StateEngine {
 
     static let shuttingDown = SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")
 
-    /// Runs the backend until ``shutDown()``.
-    func runWriter() async {
-        await backend.run(publishingTo: self)
+    /// Hands writes to the writer or to the backend, by how the backend commits them.
+    private func take(_ writes: some Collection<PendingWrite>, mayCommitHere: Bool) -> Bool {
+        switch backend.writes {
+        case .plannedHere(let store): enqueue(writes, for: store, mayCommitHere: mayCommitHere)
+        case .forwarded(let forwarder): forwarder.forward(writes)
+        }
     }
 
-    /// Stops taking writes; ``runWriter()`` returns once those already taken are answered.
+    /// Commits writes until ``shutDown()``: runs the writer for a ``RevisionStore``, the backend
+    /// reporting its store's revisions for a ``WriteForwarder``. Returns once the writes taken
+    /// before the shutdown are answered.
+    func runWrites() async {
+        switch backend.writes {
+        case .plannedHere(let store):
+            await runWriter(for: store)
+        case .forwarded(let forwarder):
+            await forwarder.run { [self] report in apply(report) }
+        }
+    }
+
+    /// Stops taking writes; ``runWrites()`` returns once those already taken are answered.
     func shutDown() {
-        backend.shutDown()
+        switch backend.writes {
+        case .plannedHere: queue.close()
+        case .forwarded(let forwarder): forwarder.shutDown()
+        }
+    }
+
+    /// Does what a backend reported (see ``BackendReport``).
+    func apply(_ report: BackendReport) {
+        switch report {
+        case .committed(let revisions):
+            publish(revisions)
+        case .reached(let revision):
+            published.withLock { $0.revision = max($0.revision, revision) }
+        case .readAgain(let entries, let revision):
+            publishDifference(to: entries, at: revision)
+        case .forgotten(let revision):
+            published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
+        }
+    }
+
+    /// Makes the published entries equal to `target`, the store's at `revision`, as one revision
+    /// (none when nothing differs), and forgets the history before it.
+    ///
+    /// Only the backend's reports publish, one at a time: the entries cannot change meanwhile.
+    private func publishDifference(to target: [Entry], at revision: UInt64) {
+        let order = published.withLock { $0.entries.order }
+        let current = Self.entries(in: order, selectedBy: [""], readable: nil)
+        let changes = Change.differences(from: current, to: target, revision: revision)
+        if changes.isEmpty {
+            apply(.reached(revision))
+        } else {
+            publish([CommittedRevision(revision: revision, changes: changes, origin: .syncd("the backend read the state again"))])
+        }
+        // After the revision is published: the compacted revision never passes the current one.
+        apply(.forgotten(through: revision))
     }
 
     /// Applies committed revisions, consecutive and after the current one, to the published
@@ -90,26 +140,6 @@ extension StateEngine {
         }
     }
 
-    /// Moves the revision up to `revision` without changing an entry: for a backend whose
-    /// revisions are shared with other data (etcd's, with keys outside syncd's prefix), the state
-    /// at `revision` is the state at the last revision that changed it.
-    func advance(to revision: UInt64) {
-        published.withLock { $0.revision = max($0.revision, revision) }
-    }
-
-    /// Records that the backend no longer holds the revisions up to `revision`: new replays from
-    /// before it are `compacted`.
-    func historyForgotten(through revision: UInt64) {
-        published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
-    }
-
-    /// Every published entry, read from a copy of the key order taken now (O(1)), off the
-    /// engine's lock.
-    func allEntries() -> [Entry] {
-        let order = published.withLock { $0.entries.order }
-        return Self.entries(in: order, selectedBy: [""], readable: nil)
-    }
-
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
     static func latestEntries(of revisions: [CommittedRevision]) -> [String: Entry?] {
         var latest: [String: Entry?] = [:]
@@ -117,31 +147,5 @@ extension StateEngine {
             latest.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
         }
         return latest
-    }
-
-    /// Hands each write's result to whoever waits for it: every answer for one connection in a
-    /// single call, in submission order.
-    static func reply(to batch: [WriteQueue.Pending], with results: [Result<WriteOutcome, SharedStateError>]) {
-        var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
-        var order: [ObjectIdentifier] = []
-        for (pending, result) in zip(batch, results) {
-            switch pending.reply {
-            case .callback(let completion):
-                completion(result)
-            case .answer(let requestID, let target):
-                let identifier = ObjectIdentifier(target)
-                if answers[identifier] == nil {
-                    answers[identifier] = (target, [])
-                    order.append(identifier)
-                }
-                answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
-            }
-        }
-        let batch = DeliveryBatch()
-        for identifier in order {
-            let group = answers[identifier]!
-            group.target.receive(group.answers, in: batch)
-        }
-        batch.dispatch()
     }
 }

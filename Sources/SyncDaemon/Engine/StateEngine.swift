@@ -6,18 +6,19 @@ import SharedStateWire
 import Synchronization
 
 /// The local replica of the shared state: the committed entries and revision, the reads and the
-/// watches, fed by a ``StateBackend`` that commits the writes.
+/// watches, over a ``StateBackend`` that keeps the state.
 ///
-/// Writes arrive through ``submit(_:origin:completion:)`` from any connection and go to the
-/// backend. The backend commits them (SQLite: planned here against the published entries, in
-/// groups; etcd: as one transaction each, several sessions' nested in one when they arrive
-/// together) and hands each committed revision to
-/// ``publish(_:entries:timing:)``, which applies it to the in-memory state and fans it out to
-/// watchers; only then is the write answered. Reads and watch registration see only published
-/// state.
+/// Writes arrive through ``submit(_:origin:completion:)`` from any connection. How they are
+/// committed depends on the backend (``BackendWrites``): for a ``RevisionStore`` (SQLite) the
+/// engine's writer plans each group against the published entries and the store makes it
+/// durable; a ``WriteForwarder`` (etcd) sends them to the store that decides and reports its
+/// revisions. Either way ``publish(_:entries:timing:)`` applies each committed revision to the
+/// in-memory state and fans it out to watchers; only then is the write answered. Reads and watch
+/// registration see only published state.
 ///
 /// This file holds the published state and its reads; the rest of the engine is in extensions, a
-/// concept each: `+Writes` (submission and publication), `+Planning` (a group of writes against the
+/// concept each: `+Writes` (submission, publication, what a backend reports), `+GroupCommit` (the
+/// writer for a store whose revisions syncd decides), `+Planning` (a group of writes against the
 /// published entries), `+Sessions` (ephemeral keys), `+Watches` (start, catch-up, resync,
 /// progress), `+ChangeLog` (history, backup, compaction, retention), `+Restore` (a backup made the
 /// state, narrowed off the writer) and `+Service` (its place in the daemon's service group).
@@ -34,6 +35,8 @@ final class StateEngine: Sendable {
         /// caller's event loop. A larger one is read from a copy of the key order (see
         /// ``KeyOrder``) on NIO's thread pool, so neither the writer nor a loop waits for it.
         var entriesReadInPlace = 1_000
+        /// The most write requests one commit takes (for a ``RevisionStore``).
+        var maxWritesPerCommit = 1024
     }
 
     /// Counts for `status`.
@@ -79,6 +82,8 @@ final class StateEngine: Sendable {
     /// What the engine counts for `syncctl metrics` and `--metrics-address`.
     let metrics = DaemonMetrics()
     let retention: Mutex<RetentionPolicy>
+    /// The writes waiting for the writer, when the backend is a ``RevisionStore``.
+    let queue = WriteQueue()
 
     /// Creates an engine over `backend`, starting from `state`, which the backend read.
     init(backend: any StateBackend, state: StartingState, configuration: Configuration = Configuration(), logger: Logger) {
@@ -114,9 +119,14 @@ final class StateEngine: Sendable {
         published.withLock { ($0.entries[key]?.entry(key: key), $0.revision) }
     }
 
-    /// The entry of `key` read through to the backend (see ``StateBackend/consistentEntry(_:in:)``).
+    /// The entry of `key` as the store holds it now: one that other hosts write too is asked
+    /// (see ``WriteForwarder/consistentEntry(_:)``); otherwise the engine's own is, since it
+    /// publishes every write before answering it.
     func consistentEntry(_ key: String) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
-        try await backend.consistentEntry(key, in: self)
+        switch backend.writes {
+        case .plannedHere: entry(key)
+        case .forwarded(let forwarder): try await forwarder.consistentEntry(key)
+        }
     }
 
     /// The result of ``list(prefix:limit:readable:)``.

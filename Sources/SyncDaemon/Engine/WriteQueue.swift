@@ -1,10 +1,11 @@
 import Foundation
 import SharedStateWire
 
-/// The writes waiting for the engine, in arrival order, and the right to commit them.
+/// The writes waiting for the engine's writer, in arrival order, and the right to commit them
+/// (for a backend that is a ``RevisionStore``).
 ///
-/// Connections add to it from any thread; the engine's writer thread takes everything that has
-/// piled up since its last commit, so concurrent writes share one SQLite transaction (group
+/// Connections add to it from any thread; the writer thread takes everything that has piled up
+/// since its last commit, so concurrent writes share one transaction of the store (group
 /// commit). When nothing is queued and nobody is committing, a connection may instead reserve the
 /// commit and make it on its own thread (``reserveIfIdle()``), which saves the two thread hand-offs
 /// a lone write would otherwise pay. One commit runs at a time either way.
@@ -14,31 +15,13 @@ import SharedStateWire
 final class WriteQueue: @unchecked Sendable {
     // @unchecked: `items`, `isCommitting` and `isClosed` are only touched with `condition` locked.
 
-    /// A write, who made it, and who gets its result.
-    struct Pending: Sendable {
-        var request: WriteRequest
-        var origin: WriteOrigin
-        var reply: Reply
-        /// When it was submitted, for the few writes whose way to the watchers is timed (see
-        /// ``DaemonMetrics/samplesDelivery()``).
-        var timedSince: ContinuousClock.Instant? = nil
-    }
-
-    /// Who gets a write's result.
-    enum Reply: Sendable {
-        /// A connection, with the other answers of the same commit.
-        case answer(requestID: UInt64, target: any WriteAnswerTarget)
-        /// A closure, called on the committing thread.
-        case callback(@Sendable (Result<WriteOutcome, SharedStateError>) -> Void)
-    }
-
     private let condition = NSCondition()
-    private var items: [Pending] = []
+    private var items: [PendingWrite] = []
     private var isCommitting = false
     private var isClosed = false
 
     /// Adds writes, in order; returns false, keeping nothing, once the queue is closed.
-    func enqueue(_ pending: some Collection<Pending>) -> Bool {
+    func enqueue(_ pending: some Collection<PendingWrite>) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         if isClosed { return false }
@@ -64,7 +47,7 @@ final class WriteQueue: @unchecked Sendable {
     /// `limit` writes, oldest first; takes an empty batch (still reserving the commit) when the
     /// time `deadline` gives has passed first; nil once the queue is closed, empty and idle.
     /// Whoever gets a batch calls ``finishCommit(wakeWriter:)`` when done.
-    func take(limit: Int, until deadline: () -> ContinuousClock.Instant?) -> [Pending]? {
+    func take(limit: Int, until deadline: () -> ContinuousClock.Instant?) -> [PendingWrite]? {
         condition.lock()
         defer { condition.unlock() }
         while true {

@@ -4,22 +4,22 @@ import SharedStateWire
 import Synchronization
 
 /// Writes: each session's in order, one etcd transaction each (sent in groups when several
-/// sessions write at once, see ``EtcdGroupCommit``), answered once published.
+/// sessions write at once, see ``EtcdGroupCommit``), answered once reported.
 extension EtcdBackend {
-    func submit(_ writes: some Collection<WriteQueue.Pending>, to engine: StateEngine, mayCommitHere: Bool) -> Bool {
+    func forward(_ writes: some Collection<PendingWrite>) -> Bool {
         guard let first = writes.first else { return true }
         // The writes submitted together come from one session, or are syncd's own.
         let lane = first.origin.writer?.session ?? 0
-        guard let start = self.writes.withLock({ $0.add(writes.map(WriteLanes.Item.write), to: lane, evenWhenClosed: false) }) else {
+        guard let start = lanes.withLock({ $0.add(writes.map(WriteLanes.Item.write), to: lane, evenWhenClosed: false) }) else {
             return false
         }
         if start { drain(lane) }
         return true
     }
 
-    func endSession(_ session: UInt64, in engine: StateEngine) {
+    func endSession(_ session: UInt64) {
         // After the session's writes: an ephemeral put still waiting would otherwise outlive it.
-        if writes.withLock({ $0.add([.endSession(session)], to: session, evenWhenClosed: true) }) == true {
+        if lanes.withLock({ $0.add([.endSession(session)], to: session, evenWhenClosed: true) }) == true {
             drain(session)
         }
     }
@@ -27,10 +27,10 @@ extension EtcdBackend {
     /// Runs a lane's items one after the other until it is empty.
     private func drain(_ lane: UInt64) {
         Task {
-            while let item = writes.withLock({ $0.next(in: lane) }) {
+            while let item = lanes.withLock({ $0.next(in: lane) }) {
                 switch item {
                 case .write(let pending):
-                    StateEngine.reply(to: [pending], with: [await perform(pending.request)])
+                    PendingWrite.answer([pending], with: [await perform(pending.request)])
                 case .endSession(let session):
                     await revokeLease(of: session)
                 }
@@ -39,10 +39,10 @@ extension EtcdBackend {
     }
 
     /// Sends `request` to etcd as one transaction, and waits until the revision it made, if it
-    /// made one, is published here.
+    /// made one, has been reported (and so published by the engine).
     ///
     /// A write that changed nothing (a transaction whose branch has no operations) is answered at
-    /// once, with this host's published revision when etcd's is newer: etcd's may be another
+    /// once, with the revision last reported when etcd's is newer: etcd's may be another
     /// group member's, or another host's, not yet published here, and an answer never carries a
     /// revision whose events this host has not sent its watchers.
     private func perform(_ request: WriteRequest) async -> Result<WriteOutcome, SharedStateError> {
@@ -59,7 +59,7 @@ extension EtcdBackend {
                 throw Self.writeFailure(error)
             }
             let madeRevision = Self.madeRevision(etcd)
-            if !madeRevision { etcd.revision = min(etcd.revision, Int64(published.withLock { $0.revision })) }
+            if !madeRevision { etcd.revision = min(etcd.revision, Int64(reported.withLock { $0.revision })) }
             let outcome = try write.outcome(etcd)
             if madeRevision { await waitUntilPublished(UInt64(etcd.revision)) }
             return .success(outcome)
@@ -68,10 +68,10 @@ extension EtcdBackend {
         }
     }
 
-    /// Waits until the engine has published `revision`.
+    /// Waits until `revision` has been reported.
     private func waitUntilPublished(_ revision: UInt64) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waiting = published.withLock { $0.wait(for: revision) { continuation.resume() } }
+            let waiting = reported.withLock { $0.wait(for: revision) { continuation.resume() } }
             if !waiting { continuation.resume() }
         }
     }
@@ -79,7 +79,7 @@ extension EtcdBackend {
     /// Waits until every lane is empty, once no more writes are taken.
     func waitForWrites() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if !writes.withLock({ $0.whenDrained { continuation.resume() } }) { continuation.resume() }
+            if !lanes.withLock({ $0.whenDrained { continuation.resume() } }) { continuation.resume() }
         }
     }
 
@@ -129,7 +129,7 @@ extension EtcdBackend {
 /// The writes waiting in each lane (a session's, or syncd's own, 0), run one at a time per lane.
 struct WriteLanes: Sendable {
     enum Item: Sendable {
-        case write(WriteQueue.Pending)
+        case write(PendingWrite)
         case endSession(UInt64)
     }
 
@@ -176,14 +176,15 @@ struct WriteLanes: Sendable {
     }
 }
 
-/// The revision the engine has published, and the writes waiting for one.
-struct PublishedRevision: Sendable {
+/// The revision last reported to the engine, which has published it by then, and the writes
+/// waiting for one.
+struct ReportedRevision: Sendable {
     var revision: UInt64 = 0
     private var waiting: [(revision: UInt64, resume: @Sendable () -> Void)] = []
     /// Set at shutdown: nothing waits any more.
     private var isReleased = false
 
-    /// Calls `resume` once `target` is published; returns false when it already is, or when
+    /// Calls `resume` once `target` is reported; returns false when it already is, or when
     /// nothing may wait any more.
     mutating func wait(for target: UInt64, resume: @escaping @Sendable () -> Void) -> Bool {
         guard target > revision, !isReleased else { return false }
@@ -200,13 +201,13 @@ struct PublishedRevision: Sendable {
         return waiting.map(\.resume)
     }
 
-    /// Records that `published` is published; returns what waited for it, to call.
-    mutating func advance(to published: UInt64) -> [@Sendable () -> Void] {
-        revision = max(revision, published)
+    /// Records that `reported` was reported; returns what waited for it, to call.
+    mutating func advance(to reported: UInt64) -> [@Sendable () -> Void] {
+        revision = max(revision, reported)
         guard !waiting.isEmpty else { return [] }
         var ready: [@Sendable () -> Void] = []
         waiting.removeAll { waiter in
-            guard waiter.revision <= published else { return false }
+            guard waiter.revision <= reported else { return false }
             ready.append(waiter.resume)
             return true
         }

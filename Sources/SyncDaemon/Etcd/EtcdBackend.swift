@@ -5,25 +5,24 @@ import SharedStateWire
 import Synchronization
 
 /// The backend for several hosts: the state lives in an etcd cluster, and this syncd is one
-/// host's caching, fanning-out member of it (see ``StateBackend``).
+/// host's caching, fanning-out member of it (a ``WriteForwarder``; see ``StateBackend``).
 ///
 /// - Writes go to etcd one transaction each (``EtcdWrite``), a connection's in order; the writes
 ///   of several connections that arrive while one is on its way go together, as the nested
-///   transactions of one, and share its revision (``EtcdGroupCommit``). Each is answered once the
-///   engine has published its revision, so a client reads its own writes and sees the event of
+///   transactions of one, and share its revision (``EtcdGroupCommit``). Each is answered once its
+///   revision has been reported, so a client reads its own writes and sees the event of
 ///   revision R before the answer that carries R.
-/// - One etcd watch over the prefix, from the revision the engine has published, feeds the
-///   engine every change whichever host made it, in etcd's revision order. When it breaks, it
-///   resumes on the next endpoint from the revision after the last one published; when etcd
-///   compacted that revision meanwhile, the backend reads the prefix again and publishes the
-///   difference as one revision.
-/// - Replays and history come from the revisions published since start (``RecentRevisions``);
+/// - One etcd watch over the prefix, from the revision last reported, reports every change
+///   whichever host made it, in etcd's revision order (``BackendReport``). When it breaks, it
+///   resumes on the next endpoint from the revision after the last one reported; when etcd
+///   compacted that revision meanwhile, the backend reads the prefix again and reports it whole.
+/// - Replays and history come from the revisions reported since start (``RecentRevisions``);
 ///   older ones are `compacted`, and a client takes a snapshot instead.
 /// - Each session with ephemeral keys has an etcd lease, kept alive here and revoked when the
 ///   session ends; if this host dies, the lease expires and every other host sees the keys go.
 ///
 /// This file holds the watch and the reads; `+Writes` the writes, `+Leases` the leases.
-final class EtcdBackend: StateBackend {
+final class EtcdBackend: StateBackend, WriteForwarder {
     struct Configuration: Sendable {
         var endpoints: [EtcdEndpoint]
         var space: EtcdKeySpace
@@ -64,20 +63,19 @@ final class EtcdBackend: StateBackend {
     let logger: Logger
     let cluster: Mutex<ClusterView>
     let recent: Mutex<RecentRevisions>
-    let writes = Mutex(WriteLanes())
+    let lanes = Mutex(WriteLanes())
     let leases = Mutex(SessionLeases())
     /// Held while the ledger is written, so the last write records the newest leases.
     let ledgerWrites = Mutex(())
     /// Told of a session whose lease expired (see ``whenASessionLosesItsLease(_:)``).
     let leaseLost = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
-    let published = Mutex(PublishedRevision())
+    let reported = Mutex(ReportedRevision())
     private let stop = Mutex<(stopped: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-    /// The client's connections, running from ``load()`` until ``run(publishingTo:)`` returns.
+    /// The client's connections, running from ``load()`` until ``run(reporting:)`` returns.
     private let connections = Mutex<Task<Void, Never>?>(nil)
-    /// The engine this backend publishes to, while it runs.
-    private let replica = Mutex<StateEngine?>(nil)
 
     var name: String { "etcd" }
+    var writes: BackendWrites { .forwarded(self) }
     var space: EtcdKeySpace { configuration.space }
 
     /// - Throws: ``EtcdError`` when an endpoint cannot be used.
@@ -95,7 +93,7 @@ final class EtcdBackend: StateBackend {
     /// Reads every entry under the prefix, at one revision; the engine starts from it. Replays
     /// from before that revision are `compacted`: this syncd has not seen them.
     ///
-    /// Starts the client's connections, which run until ``run(publishingTo:)`` returns.
+    /// Starts the client's connections, which run until ``run(reporting:)`` returns.
     func load() async throws(SharedStateError) -> StartingState {
         connections.withLock { task in
             guard task == nil else { return }
@@ -106,7 +104,7 @@ final class EtcdBackend: StateBackend {
         await revokeLeasesOfPreviousRun()
         let snapshot = try await readSnapshot()
         recent.withLock { $0 = RecentRevisions(after: snapshot.revision) }
-        published.withLock { $0.revision = snapshot.revision }
+        reported.withLock { $0.revision = snapshot.revision }
         var table = EntryTable(capacity: snapshot.entries.count)
         for entry in snapshot.entries { table.insert(StoredEntry.make(entry)) }
         return StartingState(entries: table, revision: snapshot.revision, compactedRevision: snapshot.revision)
@@ -135,11 +133,9 @@ final class EtcdBackend: StateBackend {
 
     // MARK: The watch
 
-    func run(publishingTo engine: StateEngine) async {
-        replica.withLock { $0 = engine }
-        defer { replica.withLock { $0 = nil } }
+    func run(reporting report: @escaping @Sendable (BackendReport) -> Void) async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.follow(publishingTo: engine) }
+            group.addTask { await self.follow(reporting: report) }
             group.addTask { await self.keepLeasesAlive() }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
@@ -153,11 +149,11 @@ final class EtcdBackend: StateBackend {
                 shutDown()
             }
             // Writes taken before the shutdown are answered, and leases revoked, before the
-            // watch that publishes them stops; a write whose revision has not come back within
+            // watch that reports them stops; a write whose revision has not come back within
             // a few seconds (etcd gone) is answered anyway, since etcd committed it.
             let release = Task {
                 try await Task.sleep(for: .seconds(3))
-                for resume in self.published.withLock({ $0.release() }) { resume() }
+                for resume in self.reported.withLock({ $0.release() }) { resume() }
             }
             await waitForWrites()
             release.cancel()
@@ -174,14 +170,14 @@ final class EtcdBackend: StateBackend {
             defer { stop.waiter = nil }
             return stop.waiter
         }
-        writes.withLock { $0.close() }
+        lanes.withLock { $0.close() }
         waiter?.resume()
     }
 
-    /// Publishes every change under the prefix, whichever host made it, until cancelled.
-    private func follow(publishingTo engine: StateEngine) async {
+    /// Reports every change under the prefix, whichever host made it, until cancelled.
+    private func follow(reporting report: @Sendable (BackendReport) -> Void) async {
         while !Task.isCancelled {
-            let from = Int64(published.withLock { $0.revision }) + 1
+            let from = Int64(reported.withLock { $0.revision }) + 1
             let range = space.range
             do {
                 for try await update in client.watch(key: range.key, rangeEnd: range.end, startRevision: from) {
@@ -197,13 +193,13 @@ final class EtcdBackend: StateBackend {
                         if wasStale { logger.notice("following etcd again", metadata: ["endpoint": "\(endpoint)"]) }
                     case .events(let events, let revision):
                         cluster.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
-                        publish(space.revisions(of: events, session: session(ofLease:)), to: engine)
+                        self.report(space.revisions(of: events, session: session(ofLease:)), to: report)
                         // Every change under the prefix up to etcd's revision has come: writes
                         // outside the prefix move etcd's revision too.
-                        advance(engine, to: UInt64(revision))
+                        reach(UInt64(revision), reporting: report)
                     case .progress(let revision):
                         cluster.withLock { $0.clusterRevision = max($0.clusterRevision, UInt64(revision)) }
-                        advance(engine, to: UInt64(revision))
+                        reach(UInt64(revision), reporting: report)
                     case .interrupted(let reason):
                         markStale(because: reason)
                     }
@@ -212,7 +208,7 @@ final class EtcdBackend: StateBackend {
                 logger.notice(
                     "etcd compacted the revisions this syncd had not seen; reading the state again",
                     metadata: ["from": "\(from)", "compacted": "\(compactedRevision)"])
-                await catchUpFromSnapshot(publishingTo: engine)
+                await readAgain(reporting: report)
             } catch {
                 markStale(because: "\(error)")
                 try? await Task.sleep(for: .seconds(1))
@@ -220,28 +216,28 @@ final class EtcdBackend: StateBackend {
         }
     }
 
-    /// Publishes revisions the watch reported, then answers the writes waiting for them.
-    private func publish(_ revisions: [CommittedRevision], to engine: StateEngine) {
+    /// Reports revisions the watch saw, then answers the writes waiting for them.
+    private func report(_ revisions: [CommittedRevision], to report: (BackendReport) -> Void) {
         guard let last = revisions.last?.revision else { return }
-        // Held before they are published: a replay through the engine's revision finds them.
+        // Held before they are reported: a replay through the engine's revision finds them.
         let trimmed = recent.withLock { recent -> UInt64? in
             let before = recent.compactedRevision
             recent.append(revisions)
             recent.keep(atMost: configuration.retainedRevisions)
             return recent.compactedRevision != before ? recent.compactedRevision : nil
         }
-        engine.publish(revisions)
+        report(.committed(revisions))
         if let trimmed {
-            engine.historyForgotten(through: trimmed)
+            report(.forgotten(through: trimmed))
         }
-        let answers = published.withLock { $0.advance(to: last) }
+        let answers = reported.withLock { $0.advance(to: last) }
         for answer in answers { answer() }
     }
 
     /// After a compaction took the revisions the watch needed: reads the prefix at the current
-    /// revision and publishes what differs from the engine's entries as one revision, so every
+    /// revision and reports it, so the engine publishes what differs as one revision and every
     /// local watch ends at etcd's state with no gap; replays from before it are `compacted`.
-    private func catchUpFromSnapshot(publishingTo engine: StateEngine) async {
+    private func readAgain(reporting report: (BackendReport) -> Void) async {
         let snapshot: (entries: [Entry], revision: UInt64)
         do {
             snapshot = try await readSnapshot()
@@ -250,26 +246,17 @@ final class EtcdBackend: StateBackend {
             try? await Task.sleep(for: .seconds(1))
             return
         }
-        // Only this loop publishes, so the entries cannot change until the difference is published.
-        let current = engine.allEntries()
-        let changes = EtcdKeySpace.differences(from: current, to: snapshot.entries, revision: snapshot.revision)
-        if changes.isEmpty {
-            advance(engine, to: snapshot.revision)
-        } else {
-            publish(
-                [CommittedRevision(revision: snapshot.revision, changes: changes, origin: .syncd("read again after etcd compacted"))],
-                to: engine)
-        }
-        // After the revision is published: the compacted revision never passes the current one.
         recent.withLock { $0.compact(through: snapshot.revision) }
-        engine.historyForgotten(through: snapshot.revision)
+        report(.readAgain(entries: snapshot.entries, revision: snapshot.revision))
+        let answers = reported.withLock { $0.advance(to: snapshot.revision) }
+        for answer in answers { answer() }
     }
 
-    /// Moves the engine's revision up to `revision`, which changed nothing under the prefix, and
-    /// answers the writes waiting for it.
-    private func advance(_ engine: StateEngine, to revision: UInt64) {
-        engine.advance(to: revision)
-        let answers = published.withLock { $0.advance(to: revision) }
+    /// Reports that etcd reached `revision` with no change under the prefix, and answers the
+    /// writes waiting for it.
+    private func reach(_ revision: UInt64, reporting report: (BackendReport) -> Void) {
+        report(.reached(revision))
+        let answers = reported.withLock { $0.advance(to: revision) }
         for answer in answers { answer() }
     }
 
@@ -291,7 +278,7 @@ final class EtcdBackend: StateBackend {
     }
 
     /// A linearizable read of `key` from etcd, at etcd's current revision.
-    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
+    func consistentEntry(_ key: String) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
         let range: EtcdRange
         do {
             range = try await client.range(key: space.etcdKey(key))
@@ -310,20 +297,19 @@ final class EtcdBackend: StateBackend {
         return found
     }
 
-    func entries(of keys: Set<String>, at revision: UInt64) async throws(SharedStateError) -> [String: Entry?] {
-        guard let engine = replica.withLock({ $0 }) else { return [:] }
-        // Under the engine's lock: no revision is published meanwhile, and every published one
-        // is held (they are held first).
-        return engine.published.withLock { state in
-            let recent = recent.withLock { $0 }
-            var found: [String: Entry?] = [:]
-            for key in keys {
-                if let entry = recent.entry(of: key, at: revision, current: state.entries[key]?.entry(key: key)) {
-                    found[key] = entry
-                }
+    /// Found from the revisions held since start: a key none of them changed after `revision`
+    /// has its `current` entry.
+    func entries(of keys: Set<String>, at revision: UInt64, current: [String: Entry?]) async throws(SharedStateError) -> [String: Entry?] {
+        // Read after `current`: revisions are held before they are reported, so every revision
+        // that `current` reflects is in it.
+        let recent = recent.withLock { $0 }
+        var found: [String: Entry?] = [:]
+        for key in keys {
+            if let entry = recent.entry(of: key, at: revision, current: current[key] ?? nil) {
+                found[key] = entry
             }
-            return found
         }
+        return found
     }
 
     func history(of key: String, limit: Int?) async throws(SharedStateError) -> [LoggedChange] {

@@ -1,6 +1,6 @@
 import SharedStateWire
 
-/// The revisions an ``EtcdBackend`` published most recently, in order: what a watch that resumes
+/// The revisions an ``EtcdBackend`` reported most recently, in order: what a watch that resumes
 /// replays, and what `history` shows, as Kubernetes' API server serves watches from its watch
 /// cache rather than from etcd.
 ///

@@ -1,41 +1,20 @@
 import Foundation
 import SharedStateWire
 
-/// Requests that write: checked here, queued, and handed to the engine together once per read
-/// (``submitQueuedWrites()``); answered when they commit.
+/// The rules put, delete and transaction share: a write operation checked against the limits,
+/// and the session an ephemeral put binds to.
 extension ClientSession {
-    /// Checks a put and queues it for the engine; it is answered when it commits.
-    func put(_ put: DecodedPut, _ call: Call) throws(SharedStateError) -> Step {
-        try RequestRules.validateCause(put.cause)
-        let operation = try putOperation(put.key, put.value, ifVersion: put.ifVersion, isEphemeral: put.isEphemeral, limits: call.limits)
-        try requireWrite(put.key, call.access)
-        queuedWrites.append((call.id, operation.request, put.cause))
+    /// Checks a put or a delete made with `cause`, and queues it for the engine; it is answered
+    /// when it commits.
+    func queueWrite(_ operation: Sharedstate_V1_Operation.OneOf_Kind, cause: String, _ call: Call) throws(SharedStateError) -> Step {
+        try RequestRules.validateCause(cause)
+        let checked = try writeOperation(operation, limits: call.limits)
+        try requireWrite(checked.key, call.access)
+        queuedWrites.append((call.id, checked.request, cause))
         return .next
     }
 
-    /// Checks a delete and queues it for the engine; it is answered when it commits.
-    func delete(_ delete: Sharedstate_V1_DeleteRequest, _ call: Call) throws(SharedStateError) -> Step {
-        try RequestRules.validateCause(delete.cause)
-        let operation = try writeOperation(.delete(delete), limits: call.limits)
-        try requireWrite(delete.key, call.access)
-        queuedWrites.append((call.id, operation.request, delete.cause))
-        return .next
-    }
-
-    /// Checks a transaction and queues it for the engine; it is answered when it commits.
-    func transaction(_ transaction: Sharedstate_V1_TransactionRequest, _ call: Call) throws(SharedStateError) -> Step {
-        let (id, limits, access) = (call.id, call.limits, call.access)
-        try RequestRules.validateCause(transaction.cause)
-        let request = try transactionRequest(transaction, limits: limits)
-        if case .transaction(let compares, let onSuccess, let onFailure) = request {
-            // A compare reveals whether a value matches: it needs read access.
-            for compare in compares { try requireRead(compare.key, access) }
-            for operation in onSuccess + onFailure { try requireWrite(operation.key, access) }
-        }
-        queuedWrites.append((id, request, transaction.cause))
-        return .next
-    }
-
+    /// `operation` as the engine takes it, checked against `limits`.
     func writeOperation(_ operation: Sharedstate_V1_Operation.OneOf_Kind, limits: Limits) throws(SharedStateError)
         -> WriteRequest.WriteOperation
     {
@@ -59,40 +38,6 @@ extension ClientSession {
             throw SharedStateError(error.code, "key \"\(key)\": \(error.message)")
         }
         return .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession(isEphemeral))
-    }
-
-    func transactionRequest(_ transaction: Sharedstate_V1_TransactionRequest, limits: Limits) throws(SharedStateError)
-        -> WriteRequest
-    {
-        try RequestRules.validateTransactionSize(
-            transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,
-            limits: limits
-        )
-        var compares: [WriteRequest.Compare] = []
-        for compare in transaction.compares {
-            try KeyRules.validateKey(compare.key, limits: limits)
-            switch compare.target {
-            case .version(let version): compares.append(.init(key: compare.key, target: .version(version)))
-            case .value(let value): compares.append(.init(key: compare.key, target: .value(value)))
-            case nil:
-                throw SharedStateError(.invalidArgument, "compare on key \"\(compare.key)\" names neither a version nor a value")
-            }
-        }
-        func operations(_ list: [Sharedstate_V1_Operation]) throws(SharedStateError) -> [WriteRequest.WriteOperation] {
-            var result: [WriteRequest.WriteOperation] = []
-            for operation in list {
-                guard let kind = operation.kind else {
-                    throw SharedStateError(.invalidArgument, "transaction operation names neither put nor delete")
-                }
-                result.append(try writeOperation(kind, limits: limits))
-            }
-            return result
-        }
-        return .transaction(
-            compares: compares,
-            onSuccess: try operations(transaction.onSuccess),
-            onFailure: try operations(transaction.onFailure)
-        )
     }
 
     /// The session to bind a put to: this one when it asks to be ephemeral, else none.

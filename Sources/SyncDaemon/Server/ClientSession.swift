@@ -8,9 +8,9 @@ import SharedStateWire
 /// handed to the engine. Reads are answered at once; writes are answered when they commit.
 ///
 /// It does no I/O of its own: frames come in through ``receive(_:)`` and go out through the
-/// connection's writer. This file holds the handshake and the dispatch of requests; each group of
-/// operations is an extension of its own: `+Reads`, `+Writes`, `+Watches`, `+Administration`
-/// (backup, restore, transfers, compaction, clients), and `+Access` (the checks they share).
+/// connection's writer. This file holds the handshake and the dispatch of requests; each
+/// operation is a file of its own under `Requests/` (see ``ClientRequest``), and `+Access` and
+/// `+Writes` hold the checks several share.
 ///
 /// It lives on its connection's event loop, which hands it one frame at a time; a request that
 /// has to wait (a replay, a backup, reading the history) returns a ``Suspension`` for the caller
@@ -47,10 +47,10 @@ final class ClientSession {
         /// Where backup and restore transfers keep their temporary files.
         var transferDirectory: String
         var logger: Logger
-        var status: @Sendable () -> Sharedstate_V1_StatusResponse
-        var clients: @Sendable () async -> [Sharedstate_V1_ClientInfo]
-        /// The metrics in Prometheus's text format.
-        var metrics: @Sendable () -> String = { "" }
+        /// Every connection of the server, for `status`, `clients` and the metrics.
+        var connections: ConnectionRegistry
+        /// When the server started, for the uptime `status` shows.
+        var startTime: ContinuousClock.Instant
     }
 
     /// Who the peer is, for `clients`, status and logs.
@@ -93,9 +93,6 @@ final class ClientSession {
 
     /// Handles one inbound frame.
     func receive(_ payload: ByteBuffer) -> Step {
-        if hasGreeted, let put = DecodedPut(frame: payload) {
-            return serve(put.requestID) { call throws(SharedStateError) in try self.put(put, call) }
-        }
         let frame: Sharedstate_V1_ClientFrame
         do {
             frame = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)
@@ -188,27 +185,30 @@ final class ClientSession {
 
     private func handle(_ request: Sharedstate_V1_Request) -> Step {
         serve(request.id) { call throws(SharedStateError) in
+            let operation: any ClientRequest
             switch request.operation {
-            case .get(let get): return try self.get(get, call)
-            case .put(let put): return try self.put(DecodedPut(put, requestID: request.id), call)
-            case .delete(let delete): return try self.delete(delete, call)
-            case .transaction(let transaction): return try self.transaction(transaction, call)
-            case .list(let list): return try self.list(list, call)
-            case .watch(let watch): return try self.watch(watch, call)
-            case .cancelWatch(let cancel): return try self.cancelWatch(cancel, call)
-            case .status: return self.status(call)
-            case .history(let history): return try self.history(history, call)
-            case .clients: return try self.clients(call)
-            case .backup: return try self.backup(call)
-            case .transferRead(let read): return try self.transferRead(read, call)
-            case .transferWrite(let write): return try self.transferWrite(write, call)
-            case .transferEnd(let end): return try self.transferEnd(end, call)
-            case .restore(let restore): return try self.restore(restore, call)
-            case .compact(let compact): return try self.compact(compact, call)
-            case .metrics: return try self.metrics(call)
+            case .get(let get): operation = get
+            case .put(let put): operation = put
+            case .delete(let delete): operation = delete
+            case .transaction(let transaction): operation = transaction
+            case .list(let list): operation = list
+            case .count(let count): operation = count
+            case .watch(let watch): operation = watch
+            case .cancelWatch(let cancel): operation = cancel
+            case .status(let status): operation = status
+            case .history(let history): operation = history
+            case .clients(let clients): operation = clients
+            case .backup(let backup): operation = backup
+            case .transferRead(let read): operation = read
+            case .transferWrite(let write): operation = write
+            case .transferEnd(let end): operation = end
+            case .restore(let restore): operation = restore
+            case .compact(let compact): operation = compact
+            case .metrics(let metrics): operation = metrics
             case nil:
                 throw SharedStateError(.invalidArgument, "request \(call.id) names no operation")
             }
+            return try operation.serve(in: self, as: call)
         }
     }
 

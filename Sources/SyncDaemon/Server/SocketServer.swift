@@ -23,6 +23,8 @@ final class SocketServer: Service {
         var transferDirectory: String
         /// The group that may connect to a socket syncd creates itself (mode 0660); nil keeps syncd's.
         var socketGroup: gid_t?
+        /// When syncd started, for the uptime `status` shows.
+        var startTime: ContinuousClock.Instant = .now
     }
 
     /// Where the server listens.
@@ -41,8 +43,6 @@ final class SocketServer: Service {
     private let connections: ConnectionRegistry
     /// The requests that wait, which shutdown awaits before the engine closes.
     private let requests = RequestTasks()
-    private let statusReport: @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse
-    private let metricsReport: @Sendable (_ clients: Int) -> String
 
     /// Creates a server; `onListening` is called once the socket accepts connections.
     init(
@@ -50,8 +50,6 @@ final class SocketServer: Service {
         engine: StateEngine,
         eventLoopGroup: any EventLoopGroup,
         logger: Logger,
-        status: @escaping @Sendable (_ clients: Int) -> Sharedstate_V1_StatusResponse,
-        metrics: @escaping @Sendable (_ clients: Int) -> String = { _ in "" },
         onListening: @escaping @Sendable () -> Void
     ) {
         self.configuration = configuration
@@ -59,8 +57,6 @@ final class SocketServer: Service {
         self.connections = ConnectionRegistry(lastSessionID: engine.lastSessionIDOfEarlierRuns, metrics: engine.metrics)
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        self.statusReport = status
-        self.metricsReport = metrics
         self.onListening = onListening
     }
 
@@ -73,7 +69,7 @@ final class SocketServer: Service {
     }
 
     /// The metrics in Prometheus's text format, for `syncctl metrics` and the HTTP listener.
-    var metricsText: String { metricsReport(clientCount) }
+    var metricsText: String { MetricsText.render(engine: engine, connections: clientCount) }
 
     func run() async throws {
         let settings = configuration.settings
@@ -83,9 +79,8 @@ final class SocketServer: Service {
             settings: settings,
             transferDirectory: configuration.transferDirectory,
             logger: logger,
-            status: { [weak self] in self?.statusReport(self?.clientCount ?? 0) ?? .init() },
-            clients: { [weak self] in await self?.clientsReport() ?? [] },
-            metrics: { [weak self] in self?.metricsText ?? "" }
+            connections: connections,
+            startTime: configuration.startTime
         )
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .childChannelInitializer { channel in
@@ -133,32 +128,6 @@ final class SocketServer: Service {
         await connections.shutDown()
         // A backup or compaction a drained connection left behind must not outlive the engine.
         await requests.shutDown()
-    }
-
-    /// Every connected client, for `syncctl clients`.
-    private func clientsReport() async -> [Sharedstate_V1_ClientInfo] {
-        let records = connections.records
-        var report: [Sharedstate_V1_ClientInfo] = []
-        for record in records {
-            let queued = await record.writer.queuedBytes
-            let age = ContinuousClock.now - record.connectedAt
-            report.append(
-                .with {
-                    $0.sessionID = record.sessionID
-                    $0.name = record.clientName
-                    $0.pid = record.credentials?.pid ?? 0
-                    $0.uid = record.credentials?.uid ?? 0
-                    $0.gid = record.credentials?.gid ?? 0
-                    $0.watches = UInt64(engine.watchCount(of: record.writer))
-                    $0.queuedBytes = UInt64(queued)
-                    $0.resyncs = record.writer.resyncs
-                    $0.eventsDelivered = record.writer.eventsDelivered
-                    $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-                    $0.admission = record.admission
-                }
-            )
-        }
-        return report
     }
 
     /// Lets the owner and `group` connect (mode 0660), nobody else.

@@ -2,39 +2,10 @@ import NIOCore
 import SharedStateWire
 
 extension WriteAnswer {
-    /// Appends the answer's frame to `buffer`: a put's or a delete's written by hand, byte for
-    /// byte as SwiftProtobuf writes ``frame`` (they are nearly every answer, and its generic
-    /// encoding cost more than the rest of answering), any other through it.
+    /// Appends the answer's frame to `buffer`, where the other answers of its commit go too.
     func appendFrame(to buffer: inout ByteBuffer) {
-        let result: (field: UInt8, revision: UInt64, version: UInt64)
-        switch self.result {
-        case .success(.put(let revision, let version)): result = (4, revision, version)
-        case .success(.delete(let revision)): result = (5, revision, 0)
-        default:
-            var frame = Frame.encode(self.frame)
-            buffer.writeBuffer(&frame)
-            return
-        }
-        // Response { id = 1; put = 4 { revision = 1; version = 2 } | delete = 5 { revision = 1 } }
-        let resultBytes = Varint.fieldSize(result.revision) + Varint.fieldSize(result.version)
-        let responseBytes = Varint.fieldSize(requestID) + 1 + Varint.lengthDelimitedSize(resultBytes)
-        buffer.writeInteger(UInt32(1 + Varint.lengthDelimitedSize(responseBytes)))
-        buffer.writeInteger(UInt8(0x12))  // ServerFrame.response, length-delimited
-        Varint.write(UInt64(responseBytes), to: &buffer)
-        if requestID != 0 {
-            buffer.writeInteger(UInt8(0x08))
-            Varint.write(requestID, to: &buffer)
-        }
-        buffer.writeInteger(result.field << 3 | 2)
-        Varint.write(UInt64(resultBytes), to: &buffer)
-        if result.revision != 0 {
-            buffer.writeInteger(UInt8(0x08))
-            Varint.write(result.revision, to: &buffer)
-        }
-        if result.version != 0 {
-            buffer.writeInteger(UInt8(0x10))
-            Varint.write(result.version, to: &buffer)
-        }
+        var frame = Frame.encode(self.frame)
+        buffer.writeBuffer(&frame)
     }
 
     /// The answer as the response frame the client waits for.

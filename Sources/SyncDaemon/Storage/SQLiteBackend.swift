@@ -3,22 +3,19 @@ import Logging
 import SharedStateWire
 import Synchronization
 
-/// The default backend: one SQLite database on this host, written by one writer that decides the
-/// revisions (see ``StateBackend``).
+/// The default backend: one SQLite database on this host, which syncd alone writes, so syncd
+/// decides the revisions (a ``RevisionStore``; see ``StateBackend``).
 ///
-/// Writes wait in a ``WriteQueue``; the writer takes everything queued, plans each request in
-/// order against the engine's entries as the earlier ones left them (``StateEngine/plan(_:origins:)``),
-/// commits the group in one SQLite transaction, and only then publishes it. The change log in the
-/// database answers replays, history and compaction.
+/// The engine's writer plans each group of writes and hands its revisions to
+/// ``persist(_:)``, which commits them to the change log in one transaction. The change log
+/// answers replays, history and compaction; the `entries` table is brought up to date between
+/// commits (``performMaintenance()``).
 ///
-/// This file holds the backend's state and its reads of the change log; `+Writer` is the queue,
-/// the commit and the publication.
+/// This file holds the backend's state and its reads of the change log; `+RevisionStore` the
+/// commits.
 final class SQLiteBackend: StateBackend {
     let storage: Storage
     let logger: Logger
-    /// The most write requests one SQLite transaction takes.
-    let maxRequestsPerCommit: Int
-    let queue = WriteQueue()
     /// The sessions this run has recorded in the `sessions` table (see ``WriteOrigin``), each
     /// with the last revision it wrote: once compaction passes it, the row goes.
     let recordedWriters = Mutex<[UInt64: UInt64]>([:])
@@ -28,9 +25,8 @@ final class SQLiteBackend: StateBackend {
 
     var name: String { "sqlite" }
 
-    init(storage: Storage, maxRequestsPerCommit: Int = 1024, logger: Logger) {
+    init(storage: Storage, logger: Logger) {
         self.storage = storage
-        self.maxRequestsPerCommit = maxRequestsPerCommit
         self.logger = logger
     }
 
@@ -41,39 +37,7 @@ final class SQLiteBackend: StateBackend {
         return loaded
     }
 
-    /// Deletes the ephemeral keys of sessions from before a restart: their owners are gone.
-    ///
-    /// Call it once, before ``run(publishingTo:)`` and before any client connects.
-    func expireEphemeralKeysOfPreviousRun(in engine: StateEngine) throws(SharedStateError) {
-        let keys = engine.published.withLock { state in
-            state.ephemeralKeys.values.flatMap { $0 }
-        }
-        guard !keys.isEmpty else { return }
-        // The writer is not running yet: commit this one request directly.
-        _ = try commit(
-            [.expireEphemeral(session: nil, keys: keys.sorted())], origins: [.syncd("the sessions of an earlier run ended")],
-            to: engine
-        )[0].get()
-    }
-
-    /// The engine's entry: this syncd's writer is the only one, and it publishes every write
-    /// before answering it.
-    func consistentEntry(_ key: String, in engine: StateEngine) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
-        engine.entry(key)
-    }
-
-    /// Deletes the ephemeral keys still bound to a session that ended.
-    ///
-    /// The keys are looked up when the writer gets to this request, after every write the session
-    /// queued before it ended, so an ephemeral put still in the queue is deleted too.
-    func endSession(_ session: UInt64, in engine: StateEngine) {
-        engine.submit(.expireEphemeral(session: session, keys: []), origin: .syncd("session \(session) ended")) { [logger] result in
-            if case .failure(let error) = result {
-                logger.error(
-                    "could not delete a closed session's ephemeral keys", metadata: ["session": "\(session)", "error": "\(error)"])
-            }
-        }
-    }
+    var writes: BackendWrites { .plannedHere(self) }
 
     var status: BackendStatus {
         BackendStatus(
@@ -103,7 +67,8 @@ final class SQLiteBackend: StateBackend {
         return logged
     }
 
-    func entries(of keys: Set<String>, at revision: UInt64) async throws(SharedStateError) -> [String: Entry?] {
+    /// Read from the change log; `current` is not needed.
+    func entries(of keys: Set<String>, at revision: UInt64, current: [String: Entry?]) async throws(SharedStateError) -> [String: Entry?] {
         do {
             return try await storage.entries(of: keys, at: revision)
         } catch {

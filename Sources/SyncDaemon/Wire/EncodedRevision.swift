@@ -47,14 +47,16 @@ struct EncodedRevision: Sendable {
     /// encoded event without encoding it again: protobuf lets the `watch_id` field be written in
     /// front of the others, so each watcher costs a few header bytes and a copy.
     func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
-        let eventLength = 1 + Varint.size(watchID) + logRecord.count
-        let frameLength = 1 + Varint.lengthDelimitedSize(eventLength)
+        typealias Writer = ProtobufFieldWriter
+        let eventLength = 1 + Writer.varintSize(watchID) + logRecord.count
+        let frameLength = 1 + Writer.lengthDelimitedSize(eventLength)
         var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
         buffer.writeInteger(UInt32(frameLength))
-        buffer.writeInteger(UInt8(0x1A))  // ServerFrame field 3 (event), length-delimited
-        Varint.write(UInt64(eventLength), to: &buffer)
-        buffer.writeInteger(UInt8(0x08))  // WatchEvent field 1 (watch_id), varint
-        Varint.write(watchID, to: &buffer)
+        buffer.writeProtobufFields(maximumBytes: 1 + 10 + 1 + 10) { writer in
+            writer.key(WireFields.ServerFrame.event, .lengthDelimited)
+            writer.varint(UInt64(eventLength))
+            writer.varintField(WireFields.WatchEvent.watchID, watchID)
+        }
         buffer.writeBytes(logRecord)
         return buffer
     }

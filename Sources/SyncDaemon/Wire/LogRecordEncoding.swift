@@ -11,93 +11,58 @@ import SharedStateWire
 enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
     static func record(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) -> Data {
+        typealias Fields = WireFields.WatchEvent
         var cause = cause
         return cause.withUTF8 { cause in
-            var size = Varint.fieldSize(revision) + Varint.fieldSize(writerSession)
-            for change in changes { size += 1 + Varint.lengthDelimitedSize(changeSize(change)) }
-            if !cause.isEmpty { size += 1 + Varint.lengthDelimitedSize(cause.count) }
+            var size = Writer.varintFieldSize(revision) + Writer.varintFieldSize(writerSession)
+            for change in changes { size += 1 + Writer.lengthDelimitedSize(changeSize(change)) }
+            if !cause.isEmpty { size += 1 + Writer.lengthDelimitedSize(cause.count) }
 
             var record = Data(count: size)
             record.withUnsafeMutableBytes { buffer in
                 var writer = Writer(base: buffer.baseAddress!)
-                if revision != 0 { writer.varintField(3, revision) }
+                if revision != 0 { writer.varintField(Fields.revision, revision) }
                 for change in changes {
-                    writer.tag(4, lengthDelimited: true)
+                    writer.key(Fields.changes, .lengthDelimited)
                     writer.varint(UInt64(changeSize(change)))
-                    if change.type == .delete { writer.varintField(1, 1) }
-                    writer.tag(2, lengthDelimited: true)
+                    if change.type == .delete { writer.varintField(WireFields.Change.type, 1) }
+                    writer.key(WireFields.Change.entry, .lengthDelimited)
                     writer.varint(UInt64(entrySize(change.entry)))
-                    writer.entry(change.entry)
+                    write(change.entry, to: &writer)
                 }
-                if writerSession != 0 { writer.varintField(6, writerSession) }
-                if !cause.isEmpty { writer.bytesField(7, UnsafeRawBufferPointer(cause)) }
+                if writerSession != 0 { writer.varintField(Fields.writerSession, writerSession) }
+                if !cause.isEmpty { writer.bytesField(Fields.cause, UnsafeRawBufferPointer(cause)) }
                 assert(writer.offset == size, "the record's size was computed wrong")
             }
             return record
         }
     }
 
+    private typealias Writer = ProtobufFieldWriter
+
     private static func changeSize(_ change: Change) -> Int {
-        (change.type == .delete ? 2 : 0) + 1 + Varint.lengthDelimitedSize(entrySize(change.entry))
+        (change.type == .delete ? 2 : 0) + 1 + Writer.lengthDelimitedSize(entrySize(change.entry))
     }
 
     private static func entrySize(_ entry: Entry) -> Int {
         var size = 0
         let keyBytes = entry.key.utf8.count
-        if keyBytes > 0 { size += 1 + Varint.lengthDelimitedSize(keyBytes) }
-        if !entry.value.isEmpty { size += 1 + Varint.lengthDelimitedSize(entry.value.count) }
-        return size + Varint.fieldSize(entry.version) + Varint.fieldSize(entry.createRevision)
-            + Varint.fieldSize(entry.modRevision) + Varint.fieldSize(entry.ephemeralSession)
+        if keyBytes > 0 { size += 1 + Writer.lengthDelimitedSize(keyBytes) }
+        if !entry.value.isEmpty { size += 1 + Writer.lengthDelimitedSize(entry.value.count) }
+        return size + Writer.varintFieldSize(entry.version) + Writer.varintFieldSize(entry.createRevision)
+            + Writer.varintFieldSize(entry.modRevision) + Writer.varintFieldSize(entry.ephemeralSession)
     }
 
-    /// Writes fields into memory sized for them.
-    private struct Writer {
-        let base: UnsafeMutableRawPointer
-        var offset = 0
-
-        mutating func byte(_ value: UInt8) {
-            base.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
-            offset += 1
+    private static func write(_ entry: Entry, to writer: inout Writer) {
+        typealias Fields = WireFields.Entry
+        var key = entry.key
+        key.withUTF8 { key in
+            if !key.isEmpty { writer.bytesField(Fields.key, UnsafeRawBufferPointer(key)) }
         }
-
-        mutating func varint(_ value: UInt64) {
-            var value = value
-            while value >= 0x80 {
-                byte(UInt8(truncatingIfNeeded: value) | 0x80)
-                value >>= 7
-            }
-            byte(UInt8(value))
-        }
-
-        /// A field number below 16 with its wire type: varint (0) or length-delimited (2).
-        mutating func tag(_ field: UInt8, lengthDelimited: Bool) {
-            byte(field << 3 | (lengthDelimited ? 2 : 0))
-        }
-
-        mutating func varintField(_ field: UInt8, _ value: UInt64) {
-            tag(field, lengthDelimited: false)
-            varint(value)
-        }
-
-        mutating func bytesField(_ field: UInt8, _ bytes: UnsafeRawBufferPointer) {
-            tag(field, lengthDelimited: true)
-            varint(UInt64(bytes.count))
-            if let source = bytes.baseAddress, bytes.count > 0 {
-                (base + offset).copyMemory(from: source, byteCount: bytes.count)
-                offset += bytes.count
-            }
-        }
-
-        mutating func entry(_ entry: Entry) {
-            var key = entry.key
-            key.withUTF8 { key in
-                if !key.isEmpty { bytesField(1, UnsafeRawBufferPointer(key)) }
-            }
-            if !entry.value.isEmpty { entry.value.withUnsafeBytes { bytesField(2, $0) } }
-            if entry.version != 0 { varintField(3, entry.version) }
-            if entry.createRevision != 0 { varintField(4, entry.createRevision) }
-            if entry.modRevision != 0 { varintField(5, entry.modRevision) }
-            if entry.ephemeralSession != 0 { varintField(6, entry.ephemeralSession) }
-        }
+        if !entry.value.isEmpty { entry.value.withUnsafeBytes { writer.bytesField(Fields.value, $0) } }
+        if entry.version != 0 { writer.varintField(Fields.version, entry.version) }
+        if entry.createRevision != 0 { writer.varintField(Fields.createRevision, entry.createRevision) }
+        if entry.modRevision != 0 { writer.varintField(Fields.modRevision, entry.modRevision) }
+        if entry.ephemeralSession != 0 { writer.varintField(Fields.ephemeralSession, entry.ephemeralSession) }
     }
 }

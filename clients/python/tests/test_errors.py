@@ -53,6 +53,8 @@ def test_errors_from_syncd_and_their_codes(client: sharedstate.Client) -> None:
     assert "no/such/key" in missing.value.message and missing.value.code == "notFound"
     with pytest.raises(sharedstate.NotFound):
         client.delete("no/such/key")
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.count("a//")
     with pytest.raises(sharedstate.TooLarge):
         client.transaction(on_success=[Put(f"many/{index}", index) for index in range(129)])
     with pytest.raises(sharedstate.TooLarge):

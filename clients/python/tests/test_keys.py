@@ -36,6 +36,10 @@ def test_put_get_delete_and_list(client: sharedstate.Client) -> None:
     limited = client.list("door", limit=1)
     assert [entry.key for entry in limited.entries] == ["door/lock"] and limited.truncated
     assert len(client.list().entries) == 3
+    # A count is the list's length without the entries, at the revision it was taken.
+    assert client.count("door/") == sharedstate.CountResult(2, client.status().revision)
+    assert client.count("door").count == 3 and client.count().count == 3
+    assert client.count("nothing/").count == 0
 
     revision = client.delete("door/lock")
     assert revision == client.status().revision

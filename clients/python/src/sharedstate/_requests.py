@@ -14,6 +14,7 @@ from .types import (
     ChangeOrigin,
     ClientInfo,
     Compare,
+    CountResult,
     Delete,
     Entry,
     History,
@@ -141,6 +142,13 @@ def list_request(prefix: str, limit: int | None, limits: Limits) -> pb.ClientFra
     return frame
 
 
+def count_request(prefix: str, limits: Limits) -> pb.ClientFrame:
+    check_key(prefix, limits, "prefix")
+    frame = pb.ClientFrame()
+    frame.request.count.prefix = prefix
+    return frame
+
+
 def transaction_request(
     compares: Sequence[Compare],
     on_success: Sequence[Operation],
@@ -238,6 +246,10 @@ def put_result_of(response: pb.PutResponse) -> PutResult:
 
 def list_result_of(response: pb.ListResponse) -> ListResult:
     return ListResult([Entry.from_wire(entry) for entry in response.entries], response.revision, response.truncated)
+
+
+def count_result_of(response: pb.CountResponse) -> CountResult:
+    return CountResult(response.count, response.revision)
 
 
 def transaction_result_of(response: pb.TransactionResponse) -> TransactionResult:

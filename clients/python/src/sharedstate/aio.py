@@ -35,6 +35,7 @@ from .types import (
     ClientInfo,
     Compare,
     ConnectionState,
+    CountResult,
     Entry,
     History,
     Limits,
@@ -256,6 +257,12 @@ class AsyncClient:
         in key order, all read at one revision."""
         limits = self._core.configuration.limits
         return requests.list_result_of(await self._core.call(requests.list_request(prefix, limit, limits), "list"))
+
+    async def count(self, prefix: str = "") -> CountResult:
+        """How many keys start with ``prefix`` (empty: every key), of those this client may read,
+        without their values: etcd's ``get --prefix --count-only``."""
+        limits = self._core.configuration.limits
+        return requests.count_result_of(await self._core.call(requests.count_request(prefix, limits), "count"))
 
     async def transaction(
         self,

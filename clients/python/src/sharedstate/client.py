@@ -30,6 +30,7 @@ from .types import (
     ClientInfo,
     Compare,
     ConnectionState,
+    CountResult,
     Entry,
     History,
     Limits,
@@ -226,6 +227,12 @@ class Client:
         in key order, all read at one revision."""
         limits = self._core.configuration.limits
         return requests.list_result_of(self._core.call_blocking(requests.list_request(prefix, limit, limits), "list"))
+
+    def count(self, prefix: str = "") -> CountResult:
+        """How many keys start with ``prefix`` (empty: every key), of those this client may read,
+        without their values: etcd's ``get --prefix --count-only``."""
+        limits = self._core.configuration.limits
+        return requests.count_result_of(self._core.call_blocking(requests.count_request(prefix, limits), "count"))
 
     def transaction(
         self,

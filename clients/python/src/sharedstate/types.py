@@ -272,6 +272,14 @@ class ListResult(NamedTuple):
     truncated: bool
 
 
+class CountResult(NamedTuple):
+    """How many keys start with a prefix, of those this client may read, and when they were
+    counted."""
+
+    count: int
+    revision: int
+
+
 class TransactionResult(NamedTuple):
     """What a transaction did."""
 

@@ -130,6 +130,20 @@ class Compare(_message.Message):
     version: int
     def __init__(self, key: _Optional[str] = ..., version: _Optional[int] = ..., value: _Optional[bytes] = ...) -> None: ...
 
+class CountRequest(_message.Message):
+    __slots__ = ["prefix"]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    prefix: str
+    def __init__(self, prefix: _Optional[str] = ...) -> None: ...
+
+class CountResponse(_message.Message):
+    __slots__ = ["count", "revision"]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    count: int
+    revision: int
+    def __init__(self, count: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
+
 class DeleteRequest(_message.Message):
     __slots__ = ["cause", "if_version", "key"]
     CAUSE_FIELD_NUMBER: _ClassVar[int]
@@ -279,11 +293,12 @@ class PutResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
 
 class Request(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
     DELETE_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
@@ -302,6 +317,7 @@ class Request(_message.Message):
     cancel_watch: CancelWatchRequest
     clients: ClientsRequest
     compact: CompactRequest
+    count: CountRequest
     delete: DeleteRequest
     get: GetRequest
     history: HistoryRequest
@@ -316,14 +332,15 @@ class Request(_message.Message):
     transfer_read: TransferReadRequest
     transfer_write: TransferWriteRequest
     watch: WatchRequest
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ..., metrics: _Optional[_Union[MetricsRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ..., metrics: _Optional[_Union[MetricsRequest, _Mapping]] = ..., count: _Optional[_Union[CountRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "delete", "error", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "error", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
     DELETE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
@@ -343,6 +360,7 @@ class Response(_message.Message):
     cancel_watch: CancelWatchResponse
     clients: ClientsResponse
     compact: CompactResponse
+    count: CountResponse
     delete: DeleteResponse
     error: Error
     get: GetResponse
@@ -358,7 +376,7 @@ class Response(_message.Message):
     transfer_read: TransferReadResponse
     transfer_write: TransferWriteResponse
     watch: WatchResponse
-    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ..., metrics: _Optional[_Union[MetricsResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ..., metrics: _Optional[_Union[MetricsResponse, _Mapping]] = ..., count: _Optional[_Union[CountResponse, _Mapping]] = ...) -> None: ...
 
 class RestoreRequest(_message.Message):
     __slots__ = ["transfer_id"]

@@ -1,7 +1,8 @@
-/// Reads protobuf fields from a message's bytes in place, for the few messages each side decodes
-/// by hand on its hot path (syncd's puts, the client's watch events) instead of through
-/// SwiftProtobuf's generic decoding. Each read returns nil when the bytes end too soon or are not
-/// in the expected shape; the caller then leaves the whole frame to SwiftProtobuf.
+/// Reads protobuf fields from a message's bytes in place, for the one message decoded by hand on
+/// a hot path (the client's watch events, `WatchEventFrame`) instead of through SwiftProtobuf's
+/// generic decoding; field numbers are in ``WireFields``. Each read returns nil when the bytes end
+/// too soon or are not in the expected shape; the caller then leaves the whole frame to
+/// SwiftProtobuf.
 package struct ProtobufFieldReader {
     /// The wire types the hand-written readers accept.
     package enum WireType: UInt8 {
