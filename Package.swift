@@ -109,28 +109,80 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // syncd's logic, as a library so tests can run it in-process.
+        // syncd's layers, each a library so tests run them in-process, with dependencies that
+        // point one way: SyncDaemon (wiring) -> SyncServer, SyncSQLite, SyncEtcd -> SyncEngine.
+        // The engine: entries, key order, planning, watches, retention, sessions, and the seam
+        // (StateBackend) its backends implement. Nothing of SQLite, etcd or the socket server.
+        .target(
+            name: "SyncEngine",
+            dependencies: [
+                "SharedStateWire",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The default backend: the state in a SQLite file on this host.
+        .target(
+            name: "SyncSQLite",
+            dependencies: [
+                "SyncEngine",
+                "SharedStateWire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The SQLite C API GRDB is built on, for the start-up load of every entry.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // The backend for several hosts: the state in an etcd cluster.
+        .target(
+            name: "SyncEtcd",
+            dependencies: [
+                "SyncEngine",
+                "SharedStateWire",
+                "EtcdClient",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The socket server: connections, sessions, one file per request, access control, and
+        // the metrics over HTTP.
+        .target(
+            name: "SyncServer",
+            dependencies: [
+                "SyncEngine",
+                "SharedStateWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // syncd's wiring: configuration, the backend it chose, the server, systemd, shutdown.
         .target(
             name: "SyncDaemon",
             dependencies: [
+                "SyncEngine",
+                "SyncSQLite",
+                "SyncEtcd",
+                "SyncServer",
                 "SharedStateWire",
-                "EtcdClient",
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                // The SQLite C API GRDB is built on, for the start-up load of every entry.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(
             name: "syncd",
             dependencies: [
                 "SyncDaemon",
+                "SyncEngine",
+                "SyncSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -165,14 +217,18 @@ let package = Package(
             name: "SharedStateTests",
             dependencies: [
                 "SharedState",
-                "SyncDaemon",
+                "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
             ]
         ),
         .testTarget(
             name: "SyncDaemonTests",
-            dependencies: ["SyncDaemon", .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: [
+                "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         // Test targets that use TestStore link IssueReportingTestSupport: that is how its
         // failures reach swift-testing on Linux.
@@ -184,6 +240,9 @@ let package = Package(
             name: "ClimateFeaturesTests",
             dependencies: ["ClimateFeatures", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["SyncClient", "EtcdClient", "SyncDaemon"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer"]
+        ),
     ]
 )

@@ -4,6 +4,10 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import SharedStateWire
+import SyncEngine
+import SyncEtcd
+import SyncSQLite
+import SyncServer
 
 /// syncd: opens the database, listens on the socket and serves clients until SIGTERM or SIGINT,
 /// then stops accepting, commits what is queued and closes the database.
@@ -87,7 +91,9 @@ public final class Daemon: Sendable {
             try engine.expireEphemeralKeysOfPreviousRun()
         case .etcd(let etcd):
             do {
-                var backendConfiguration = try EtcdBackend.Configuration(etcd, retainedRevisions: configuration.retainedRevisions)
+                var backendConfiguration = try EtcdBackend.Configuration(
+                    endpoints: etcd.endpoints, prefix: etcd.prefix, leaseTTLSeconds: etcd.leaseTTLSeconds,
+                    retainedRevisions: configuration.retainedRevisions)
                 backendConfiguration.ledger = LeaseLedger(databasePath: databasePath)
                 let backend = try EtcdBackend(configuration: backendConfiguration, logger: logger)
                 etcdBackend = backend
@@ -208,7 +214,8 @@ public final class Daemon: Sendable {
                 settings: settings,
                 transferDirectory: (databasePath as NSString).deletingLastPathComponent,
                 socketGroup: socketGroup,
-                startTime: startTime
+                startTime: startTime,
+                readBackup: { path throws(SharedStateError) in try Storage.entries(inBackup: path) }
             ),
             engine: engine,
             eventLoopGroup: eventLoops,

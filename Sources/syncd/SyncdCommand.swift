@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Logging
 import SyncDaemon
+import SyncEngine
+import SyncSQLite
 
 /// The `syncd` command: parses flags, sets up logging and runs the daemon.
 @main

@@ -2,6 +2,9 @@ import Foundation
 import Logging
 import SharedState
 import SyncDaemon
+import SyncEngine
+import SyncSQLite
+import SyncServer
 import Testing
 
 /// Runs syncd in this process, on a fresh socket and database, for the duration of `body`.

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// `--backend` and the configuration file's `backend` and `etcd`: the command line wins, and a
 /// setting that cannot work is refused at start with what is wrong.

@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct CommittedRevisionTests {
     @Test(arguments: [UInt64(1), 127, 128, 300, 1 << 40, .max])

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The configuration file: a misspelt or mistyped field is refused with its line, not ignored.
 @Suite struct ConfigurationFileTests {

@@ -4,6 +4,10 @@ import Synchronization
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// Output larger than one piece leaves a connection a piece at a time, in order, with what waits
 /// counted against the connection's queue bound.

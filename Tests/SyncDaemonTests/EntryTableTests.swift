@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct EntryTableTests {
     private func entry(_ key: String, _ value: String, version: UInt64 = 1) -> Entry {

@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The `sessions` table names the writers of the revisions the change log holds: compaction takes
 /// the rows no revision names any more, and session ids still never repeat across restarts.

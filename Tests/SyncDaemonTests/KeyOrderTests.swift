@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The table's key order against a brute-force sort: the same entries under every prefix, in byte
 /// order of their keys, through insertions, replacements, removals and chunk splits.

@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// Lists, snapshots and resyncs of more entries than the engine reads under its lock are read
 /// from a copy of the key order, elsewhere: the writer goes on meanwhile, and what they return is

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The file in which an etcd-backed syncd records its sessions' leases for the next syncd to revoke.
 @Suite struct LeaseLedgerTests {

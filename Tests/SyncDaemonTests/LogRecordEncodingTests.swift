@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The hand-written encoder of change-log records writes exactly SwiftProtobuf's bytes, so old
 /// and new rows read the same and a replay sends the same events.

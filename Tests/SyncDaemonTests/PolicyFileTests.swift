@@ -2,6 +2,10 @@ import Foundation
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// A policy file is read through `Decodable`: a good one gives its grants, a bad one a sentence
 /// naming the file, the line and the problem.

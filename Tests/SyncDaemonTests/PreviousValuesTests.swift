@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// A watch that asks for previous values gets each change with the key's entry before it (etcd's
 /// `prev_kv`): live, from the table and from earlier revisions of the same commit; replayed, from

@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// What an etcd-backed syncd replays and shows as history: the revisions it published, bounded.
 @Suite struct RecentRevisionsTests {

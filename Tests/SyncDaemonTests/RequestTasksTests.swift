@@ -2,6 +2,10 @@ import Synchronization
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite(.timeLimit(.minutes(1))) struct RequestTasksTests {
     @Test func shutdownCancelsWhatRunsWaitsForItAndRefusesMore() async throws {

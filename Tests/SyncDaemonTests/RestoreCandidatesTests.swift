@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// Planning a restore from its candidates makes the same changes as planning it from the whole
 /// backup and every current key: random states, backups and writes planned before it.

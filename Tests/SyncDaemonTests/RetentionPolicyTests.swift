@@ -1,6 +1,10 @@
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct RetentionPolicyTests {
     private let start = ContinuousClock.now

@@ -3,6 +3,10 @@ import Logging
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct ShutdownWatchdogTests {
     @Test func aShutdownThatDoesNotFinishIsLoggedWithItsStepAndThreads() async throws {

@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// A restore narrowed off the writer against the state at revision R (`StateEngine+Restore`)
 /// commits exactly what the same restore planned wholly on the writer commits, whatever is written

@@ -7,6 +7,10 @@ import Synchronization
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// A watch subscriber that keeps every frame it is sent, decoded.
 final class CollectingSubscriber: WatchSubscriber {

@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct StorageTests {
     private func entry(_ key: String, _ json: String, version: UInt64 = 1, revision: UInt64) -> Entry {

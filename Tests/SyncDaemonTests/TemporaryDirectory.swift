@@ -1,5 +1,7 @@
 import Foundation
 import SyncDaemon
+import SyncEngine
+import SyncSQLite
 import Testing
 
 /// A directory under the system's temporary directory, removed when the value goes away.

@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// The watch index against a brute-force matcher: the same members for every key, whatever the
 /// prefixes, including byte-level edge cases.

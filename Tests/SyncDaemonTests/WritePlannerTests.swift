@@ -3,6 +3,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 @Suite struct WritePlannerTests {
     private let existing = Entry(key: "a", value: Data("1".utf8), version: 3, createRevision: 2, modRevision: 9)

@@ -2,6 +2,10 @@ import Foundation
 import Logging
 import NIOCore
 import SharedStateWire
+import SyncEngine
+import SyncEtcd
+import SyncSQLite
+import SyncServer
 
 /// Everything syncd needs to know to start.
 public struct DaemonConfiguration: Sendable {

@@ -1,5 +1,9 @@
 import Foundation
 import Logging
+import SyncEngine
+import SyncEtcd
+import SyncSQLite
+import SyncServer
 
 /// Writes syncd's log to standard error, one line per message, in the form journald reads when
 /// syncd runs under systemd (a `<N>` syslog priority prefix, no timestamp: the journal adds one),

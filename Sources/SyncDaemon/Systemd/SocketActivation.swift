@@ -1,3 +1,5 @@
+import SyncEngine
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

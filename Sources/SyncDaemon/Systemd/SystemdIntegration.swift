@@ -1,5 +1,9 @@
 import Logging
 import ServiceLifecycle
+import SyncEngine
+import SyncEtcd
+import SyncSQLite
+import SyncServer
 import Synchronization
 import UnixSignals
 

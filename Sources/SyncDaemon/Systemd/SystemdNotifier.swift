@@ -1,5 +1,9 @@
 import Foundation
 import SharedStateWire
+import SyncEngine
+import SyncEtcd
+import SyncSQLite
+import SyncServer
 
 #if canImport(Glibc)
     import Glibc

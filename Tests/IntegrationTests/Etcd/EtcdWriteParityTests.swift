@@ -4,6 +4,10 @@ import SharedStateWire
 import Testing
 
 @testable import SyncDaemon
+@testable import SyncEngine
+@testable import SyncEtcd
+@testable import SyncSQLite
+@testable import SyncServer
 
 /// syncd's write semantics, one to one, on etcd: the same requests, planned by syncd's own
 /// `WritePlanner` and run on a real cluster as `EtcdWrite` transactions, give the same outcomes

@@ -1,9 +1,0 @@
-import SharedStateWire
-
-/// `put`: checked, queued, and handed to the engine with the other writes of the same read
-/// (``ClientSession/submitQueuedWrites()``); answered when it commits.
-extension Sharedstate_V1_PutRequest: ClientRequest {
-    func serve(in session: ClientSession, as call: ClientSession.Call) throws(SharedStateError) -> ClientSession.Step {
-        try session.queueWrite(.put(self), cause: cause, call)
-    }
-}

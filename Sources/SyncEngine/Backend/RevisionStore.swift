@@ -1,0 +1,26 @@
+import SharedStateWire
+
+/// The write half of a backend whose revisions this syncd decides, as the store's only writer
+/// (``SQLiteBackend``): the engine plans each group of writes against its own entries and gives
+/// it the next revisions; the store makes them durable; only then does the engine publish them
+/// and answer the writes.
+package protocol RevisionStore: AnyObject, Sendable {
+    /// Makes `revisions` durable, all of them or none, before it returns.
+    ///
+    /// Called by one thread at a time (the engine's writer, or a connection that took its turn),
+    /// and never while ``performMaintenance()`` runs.
+    ///
+    /// - Throws: Any error of the store: nothing was committed, and the writes are refused.
+    func persist(_ revisions: [CommittedRevision]) throws
+
+    /// Whether a commit is quick enough to run on the submitting connection's event loop when
+    /// nothing else is waiting; false when each one waits for the disk (an fsync).
+    var commitsOnSubmittingThread: Bool { get }
+
+    /// When the store next wants ``performMaintenance()``; nil while it wants none.
+    var maintenanceDeadline: ContinuousClock.Instant? { get }
+
+    /// Work the store does between commits (SQLite: the current entries written to their table).
+    /// Called when the writer is idle or ``maintenanceDeadline`` has passed, and before it stops.
+    func performMaintenance()
+}

@@ -1,0 +1,56 @@
+import NIOPosix
+import SharedStateWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Work that may run long — reading and encoding a large range of entries, checking a backup,
+/// the file I/O of a transfer — on NIO's thread pool, at a lower scheduling priority.
+///
+/// On two cores, a pool thread encoding a million entries competes with the event loops and the
+/// writer, which serve every other client; at nice 10 the kernel gives them the core as soon as
+/// they wake, so a heavy request slows down instead of holding up everyone else's writes.
+package enum BackgroundWork {
+    /// How much nicer than syncd itself a thread is while it runs background work.
+    static let niceness: Int32 = 10
+
+    /// The nice value of background threads: syncd's own (its main thread's, which a unit's
+    /// `Nice=` sets) plus ``niceness``, at most 19.
+    private static let backgroundNice: Int32 = {
+        #if os(Linux)
+            errno = 0
+            let own = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(getpid()))
+            return min(19, (errno == 0 ? own : 0) + niceness)
+        #else
+            return niceness
+        #endif
+    }()
+
+    /// Runs `work` on NIO's thread pool at ``niceness``.
+    ///
+    /// - Throws: What `work` throws; `unavailable` when the pool has shut down.
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () throws(SharedStateError) -> T) async throws(SharedStateError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive {
+                lowerTheCurrentThread()
+                return try work()
+            }
+        } catch let error as SharedStateError {
+            throw error
+        } catch {
+            throw SharedStateError(.unavailable, "syncd is shutting down")
+        }
+    }
+
+    /// Sets the calling thread's nice value: on Linux a nice value belongs to a thread, and
+    /// `setpriority` for "process" 0 sets the caller's. The pool's threads run nothing else of
+    /// syncd's, so it is never raised back; a failure only leaves the thread at its priority.
+    private static func lowerTheCurrentThread() {
+        #if os(Linux)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, backgroundNice)
+        #endif
+    }
+}

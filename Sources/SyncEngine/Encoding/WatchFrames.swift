@@ -1,0 +1,106 @@
+import NIOCore
+import SharedStateWire
+
+/// The frames a watch is sent, made from the daemon's values.
+///
+/// The engine and the hub decide what each watch is sent and when (under the engine's lock, so
+/// that nothing overtakes a snapshot or a replay); this is where those decisions become protocol
+/// bytes, so neither of them builds a protobuf message.
+package enum WatchFrames {
+    /// What a run of entries read from the table stands for.
+    enum EntriesKind: Sendable {
+        /// The watch's first state.
+        case snapshot
+        /// The state that replaces what a backlogged watch missed.
+        case resync
+    }
+
+    /// The response to a watch request: the watch starts after `revision`.
+    static func response(watchID: UInt64, revision: UInt64) -> ByteBuffer {
+        Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
+                $0.response = .with {
+                    $0.id = watchID
+                    $0.watch = .with {
+                        $0.watchID = watchID
+                        $0.revision = revision
+                    }
+                }
+            }
+        )
+    }
+
+    /// A snapshot or resync: `entries` as puts at `revision`.
+    static func entries(_ entries: [Entry], kind: EntriesKind, watchID: UInt64, revision: UInt64) -> ByteBuffer {
+        event(
+            watchID: watchID,
+            kind: kind == .snapshot ? .snapshot : .resync,
+            revision: revision,
+            changes: entries.map { Change.put($0).wireValue }
+        )
+    }
+
+    /// The changes of `revision` at `indices` (all with nil), each with the key's entry before it
+    /// when `withPrevious` (``CommittedRevision/previous``; unknown when the revision was published
+    /// without them). A watch that takes all of the changes without previous entries is sent
+    /// ``EncodedRevision/frame(forWatch:allocator:)`` instead, which encodes nothing again.
+    static func changes(of revision: CommittedRevision, at indices: [Int]?, withPrevious: Bool, watchID: UInt64) -> ByteBuffer {
+        let changes = (indices ?? Array(revision.changes.indices)).map { index in
+            var change = revision.changes[index].wireValue
+            if withPrevious { (revision.previous?[index] ?? .unknown).wireFields(into: &change) }
+            return change
+        }
+        return Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
+                $0.event = .with {
+                    $0.watchID = watchID
+                    $0.kind = .changes
+                    $0.revision = revision.revision
+                    $0.changes = changes
+                    $0.writerSession = revision.writerSession
+                    $0.cause = revision.cause
+                }
+            }
+        )
+    }
+
+    /// A progress notice: the watch is current with `revision`.
+    static func progress(watchID: UInt64, revision: UInt64) -> ByteBuffer {
+        event(watchID: watchID, kind: .progress, revision: revision, changes: [])
+    }
+
+    /// The end of a watch that may not go on, with the reason.
+    static func ended(watchID: UInt64, revision: UInt64, error: SharedStateError) -> ByteBuffer {
+        Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
+                $0.event = .with {
+                    $0.watchID = watchID
+                    $0.kind = .ended
+                    $0.revision = revision
+                    $0.error = error.wireValue
+                }
+            }
+        )
+    }
+
+    private static func event(
+        watchID: UInt64,
+        kind: Sharedstate_V1_EventKind,
+        revision: UInt64,
+        changes: [Sharedstate_V1_Change]
+    ) -> ByteBuffer {
+        Frame.encode(
+            Sharedstate_V1_ServerFrame.with {
+                $0.event = .with {
+                    $0.watchID = watchID
+                    $0.kind = kind
+                    $0.revision = revision
+                    $0.changes = changes
+                }
+            }
+        )
+    }
+
+    /// The allocator of the frames built for every watcher of a revision.
+    static let allocator = ByteBufferAllocator()
+}

@@ -1,0 +1,63 @@
+/// Every committed entry, found by key, and in key order. The entries carry their own keys, so
+/// the table is a set of 8-byte references: a dictionary keyed by `String` spends 16 more bytes
+/// per slot, and keeps about twice as many slots as entries. The order (``KeyOrder``) holds the
+/// same references sorted by key, to find the entries under a prefix without a scan and to read
+/// them from a copy, without the engine's lock.
+package struct EntryTable: Sendable {
+    private var entries: Set<StoredEntry>
+    private(set) var order = KeyOrder()
+
+    /// An empty table with room for `capacity` entries without growing.
+    package init(capacity: Int = 0) {
+        entries = Set(minimumCapacity: capacity)
+    }
+
+    /// How many keys the table holds.
+    var count: Int { entries.count }
+
+    /// The entry stored under `key`.
+    subscript(key: String) -> StoredEntry? {
+        entries.firstIndex(of: .probe(key)).map { entries[$0] }
+    }
+
+    /// Stores `entry` under its key, replacing the key's entry if there is one.
+    package mutating func insert(_ entry: StoredEntry) {
+        if entries.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
+    }
+
+    /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
+    /// returns the entry it replaced or removed.
+    @discardableResult
+    package mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
+        if let entry {
+            let replaced = entries.update(with: entry)
+            if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
+            return replaced
+        }
+        guard let removed = entries.remove(.probe(key)) else { return nil }
+        order.remove(key)
+        return removed
+    }
+
+    /// The entries whose keys start with `prefix`, in byte order of their keys; at most `limit`.
+    package func entries(withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil) -> [StoredEntry] {
+        Self.entries(in: order, withPrefix: prefix, limit: limit, where: isIncluded)
+    }
+
+    /// The entries of `order` whose keys start with `prefix` and that `isIncluded` lets through,
+    /// in byte order of their keys; at most `limit`.
+    static func entries(
+        in order: KeyOrder, withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil
+    ) -> [StoredEntry] {
+        var found: [StoredEntry] = []
+        if let limit, limit <= 0 { return found }
+        order.forEach(withPrefix: prefix) { entry in
+            if isIncluded?(entry.key) != false { found.append(entry) }
+            return limit.map { found.count < $0 } ?? true
+        }
+        return found
+    }
+
+    /// Every entry, in no particular order.
+    var all: Set<StoredEntry> { entries }
+}

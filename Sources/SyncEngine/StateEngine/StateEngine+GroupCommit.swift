@@ -1,0 +1,121 @@
+import Foundation
+import Prometheus
+import SharedStateWire
+
+/// The writer for a backend whose revisions syncd decides (a ``RevisionStore``): writes queue
+/// (``WriteQueue``), one thread takes them in groups, plans each against the published entries,
+/// has the store make the group durable in one transaction, then publishes it and answers.
+package extension StateEngine {
+    /// Queues writes for the writer, or commits them on the caller's thread when `mayCommitHere`
+    /// and the writer is idle; false, having taken nothing, once the engine takes no more writes.
+    func enqueue(_ writes: some Collection<PendingWrite>, for store: any RevisionStore, mayCommitHere: Bool) -> Bool {
+        // A commit that waits for the disk is the writer's to wait for, never an event loop's.
+        if mayCommitHere, store.commitsOnSubmittingThread, queue.reserveIfIdle() {
+            let deadline = store.maintenanceDeadline
+            let batch = Array(writes)
+            PendingWrite.answer(batch, with: commit(batch, to: store))
+            // The writer sleeps until the store's maintenance is due: tell it when that changed.
+            queue.finishCommit(wakeWriter: store.maintenanceDeadline != deadline)
+            return true
+        }
+        return queue.enqueue(writes)
+    }
+
+    /// Runs the writer until ``shutDown()``, then commits what is still queued and returns.
+    ///
+    /// The writer is a thread of its own that commits synchronously: the store blocks, and a
+    /// thread that may block saves the hops between tasks an async writer pays on every write.
+    func runWriter(for store: any RevisionStore) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    while let batch = queue.take(limit: configuration.maxWritesPerCommit, until: { store.maintenanceDeadline }) {
+                        let isIdle = batch.isEmpty
+                        if !isIdle {
+                            PendingWrite.answer(batch, with: commit(batch, to: store))
+                            if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
+                        }
+                        if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { store.performMaintenance() }
+                        queue.finishCommit()
+                    }
+                    store.performMaintenance()
+                    finished.resume()
+                }
+                thread.name = "syncd-writer"
+                thread.start()
+            }
+        } onCancel: {
+            queue.close()
+        }
+    }
+
+    /// Deletes the ephemeral keys of sessions from before a restart: their owners are gone.
+    ///
+    /// Call it once, before ``run()`` and before any client connects. A backend that forwards
+    /// writes has none to delete here: its store expires them (etcd: their leases).
+    func expireEphemeralKeysOfPreviousRun() throws(SharedStateError) {
+        guard case .plannedHere(let store) = backend.writes else { return }
+        let keys = published.withLock { state in
+            state.ephemeralKeys.values.flatMap { $0 }
+        }
+        guard !keys.isEmpty else { return }
+        // The writer is not running yet: commit this one request directly.
+        _ = try commit(
+            [.expireEphemeral(session: nil, keys: keys.sorted())], origins: [.syncd("the sessions of an earlier run ended")],
+            to: store
+        )[0].get()
+    }
+
+    /// Whether `batch` holds a restore, whose million entries would take the writer a tenth of a
+    /// second to free while other writes wait.
+    private static func holdsRestore(_ batch: [PendingWrite]) -> Bool {
+        batch.contains {
+            if case .restore = $0.request { return true }
+            return false
+        }
+    }
+
+    /// What an event loop runs once it has written a timed write's events.
+    private static func recordDelivery(since: ContinuousClock.Instant, in histogram: DurationHistogram) -> @Sendable () -> Void {
+        { histogram.record(.now - since) }
+    }
+
+    /// Plans, commits and publishes a group of writes; returns each one's result. The time from
+    /// the earliest timed write's submission until the group's events are written to the
+    /// watchers goes to ``DaemonMetrics/deliveryLatency``.
+    private func commit(_ batch: [PendingWrite], to store: any RevisionStore) -> [Result<WriteOutcome, SharedStateError>] {
+        commit(batch.map(\.request), origins: batch.map(\.origin), timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store)
+    }
+
+    /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd
+    /// itself when there are none); returns each one's result.
+    ///
+    /// Only the writer calls it, or a caller that reserved the commit: one group at a time.
+    func commit(
+        _ batch: [WriteRequest], origins: [WriteOrigin] = [], timedSince: ContinuousClock.Instant? = nil, to store: any RevisionStore
+    ) -> [Result<WriteOutcome, SharedStateError>] {
+        let plan = plan(batch, origins: origins)
+        let revisions = plan.revisions
+        guard !revisions.isEmpty else { return plan.results }
+        do {
+            let started = ContinuousClock.now
+            try store.persist(revisions)
+            metrics.commitLatency.record(ContinuousClock.now - started)
+            metrics.commits.increment()
+            metrics.writesPerCommit.record(Double(batch.count))
+            metrics.revisionsCommitted.increment(by: Int64(revisions.count))
+            metrics.committedBytes.increment(by: Int64(revisions.reduce(0) { $0 + $1.logRecord.count }))
+        } catch {
+            metrics.commitFailures.increment()
+            logger.error(
+                "commit failed; the writes were refused",
+                metadata: ["backend": "\(backend.name)", "error": "\(error)", "requests": "\(batch.count)"]
+            )
+            let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
+            return plan.results.map { result in result.flatMap { _ in .failure(failure) } }
+        }
+        let timing = timedSince.map { since in Self.recordDelivery(since: since, in: metrics.deliveryLatency) }
+        publish(revisions, entries: plan.entries, timing: timing)
+        return plan.results
+    }
+}

@@ -1,0 +1,70 @@
+import SharedStateWire
+
+/// Planning a group of writes against the published entries, for a backend that decides
+/// revisions itself (a ``RevisionStore``).
+package extension StateEngine {
+    /// What ``plan(_:origins:)`` decided.
+    struct Plan {
+        /// Each request's result, at its index.
+        var results: [Result<WriteOutcome, SharedStateError>] = []
+        /// The revisions the requests that change something make, in order.
+        var revisions: [CommittedRevision] = []
+        /// Each key those revisions change, with its entry after them (nil: deleted).
+        var entries: [String: Entry?] = [:]
+    }
+
+    /// Plans each request in order against the published state as the earlier ones of `batch`
+    /// leave it; each request that changes something gets the next revision. `origins` names
+    /// the writer of the request at each index (syncd itself when there are none).
+    ///
+    /// Only the writer calls it, one group at a time: nothing else publishes meanwhile.
+    func plan(_ batch: [WriteRequest], origins: [WriteOrigin] = []) -> Plan {
+        var plan = Plan()
+        // Keys written by earlier requests of this batch: nil means deleted.
+        var overlay: [String: Entry?] = [:]
+        var revision = published.withLock { $0.revision }
+        plan.results.reserveCapacity(batch.count)
+
+        for (index, var request) in batch.enumerated() {
+            let origin = index < origins.count ? origins[index] : .syncd("")
+            if case .expireEphemeral(let session?, _) = request {
+                var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
+                for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }
+                request = .expireEphemeral(session: session, keys: keys.sorted())
+            }
+            if case .restore(let entries, let currentKeys, let basis) = request {
+                // A restore makes the state as the backup has it: after the writes planned
+                // before it in this batch too.
+                let candidates: (entries: [Entry], currentKeys: [String])
+                if let basis {
+                    // Narrowed off the writer at basis.revision: only the keys written since
+                    // need another look.
+                    let written = keysWritten(after: basis.revision) + overlay.keys
+                    candidates = RestoreCandidates.adding(written, to: entries, currentKeys: currentKeys, basis: basis)
+                } else {
+                    let order = published.withLock { $0.entries.order }
+                    candidates = RestoreCandidates.find(in: entries, against: order, written: Set(overlay.keys))
+                }
+                request = .restore(entries: candidates.entries, currentKeys: candidates.currentKeys)
+            }
+            do {
+                let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
+                    if let written = overlay[key] { return written }
+                    return published.withLock { $0.entries[key] }?.entry(key: key)
+                }
+                if !planned.changes.isEmpty {
+                    revision += 1
+                    for change in planned.changes {
+                        overlay.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+                    }
+                    plan.revisions.append(CommittedRevision(revision: revision, changes: planned.changes, origin: origin))
+                }
+                plan.results.append(.success(planned.outcome))
+            } catch {
+                plan.results.append(.failure(error))
+            }
+        }
+        plan.entries = overlay
+        return plan
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import SharedStateWire
+
+/// Writes: submitted, committed through the backend, published, then answered (see
+/// ``StateEngine``).
+package extension StateEngine {
+    /// Submits a write made by `origin` (syncd itself by default); `completion` is called, on
+    /// whichever thread publishes it, once it is committed and published, or has failed.
+    func submit(
+        _ request: WriteRequest,
+        origin: WriteOrigin = .syncd(""),
+        completion: @escaping @Sendable (Result<WriteOutcome, SharedStateError>) -> Void
+    ) {
+        let pending = PendingWrite(
+            request: request, origin: origin, reply: .callback(completion),
+            timedSince: metrics.samplesDelivery() ? .now : nil)
+        if !take(CollectionOfOne(pending), mayCommitHere: false) {
+            completion(.failure(Self.shuttingDown))
+        }
+    }
+
+    /// Submits a connection's writes, in order; `target` gets their answers, those of one commit
+    /// together, once they are committed and published, or have failed.
+    ///
+    /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
+    ///   hand over, when nothing else is waiting: a client waiting for one write at a time saves
+    ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
+    ///   by the writer, while the caller goes on reading. Only a ``RevisionStore`` commits here.
+    func submit(
+        _ requests: [(id: UInt64, request: WriteRequest, cause: String)],
+        by writer: WriterIdentity? = nil,
+        answeringTo target: some WriteAnswerTarget,
+        mayCommitHere: Bool = false
+    ) {
+        guard !requests.isEmpty else { return }
+        // The first of the requests submitted together stands for them all.
+        let timedSince: ContinuousClock.Instant? = metrics.samplesDelivery() ? .now : nil
+        let pending = requests.lazy.enumerated().map { index, request in
+            PendingWrite(
+                request: request.request, origin: WriteOrigin(writer: writer, cause: request.cause),
+                reply: .answer(requestID: request.id, target: target), timedSince: index == 0 ? timedSince : nil)
+        }
+        if !take(pending, mayCommitHere: mayCommitHere) {
+            let batch = DeliveryBatch()
+            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: batch)
+            batch.dispatch()
+        }
+    }
+
+    static let shuttingDown = SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")
+
+    /// Hands writes to the writer or to the backend, by how the backend commits them.
+    private func take(_ writes: some Collection<PendingWrite>, mayCommitHere: Bool) -> Bool {
+        switch backend.writes {
+        case .plannedHere(let store): enqueue(writes, for: store, mayCommitHere: mayCommitHere)
+        case .forwarded(let forwarder): forwarder.forward(writes)
+        }
+    }
+
+    /// Commits writes until ``shutDown()``: runs the writer for a ``RevisionStore``, the backend
+    /// reporting its store's revisions for a ``WriteForwarder``. Returns once the writes taken
+    /// before the shutdown are answered.
+    func runWrites() async {
+        switch backend.writes {
+        case .plannedHere(let store):
+            await runWriter(for: store)
+        case .forwarded(let forwarder):
+            await forwarder.run { [self] report in apply(report) }
+        }
+    }
+
+    /// Stops taking writes; ``runWrites()`` returns once those already taken are answered.
+    func shutDown() {
+        switch backend.writes {
+        case .plannedHere: queue.close()
+        case .forwarded(let forwarder): forwarder.shutDown()
+        }
+    }
+
+    /// Does what a backend reported (see ``BackendReport``).
+    func apply(_ report: BackendReport) {
+        switch report {
+        case .committed(let revisions):
+            publish(revisions)
+        case .reached(let revision):
+            published.withLock { $0.revision = max($0.revision, revision) }
+        case .readAgain(let entries, let revision):
+            publishDifference(to: entries, at: revision)
+        case .forgotten(let revision):
+            published.withLock { $0.compactedRevision = max($0.compactedRevision, revision) }
+        }
+    }
+
+    /// Makes the published entries equal to `target`, the store's at `revision`, as one revision
+    /// (none when nothing differs), and forgets the history before it.
+    ///
+    /// Only the backend's reports publish, one at a time: the entries cannot change meanwhile.
+    private func publishDifference(to target: [Entry], at revision: UInt64) {
+        let order = published.withLock { $0.entries.order }
+        let current = Self.entries(in: order, selectedBy: [""], readable: nil)
+        let changes = Change.differences(from: current, to: target, revision: revision)
+        if changes.isEmpty {
+            apply(.reached(revision))
+        } else {
+            publish([CommittedRevision(revision: revision, changes: changes, origin: .syncd("the backend read the state again"))])
+        }
+        // After the revision is published: the compacted revision never passes the current one.
+        apply(.forgotten(through: revision))
+    }
+
+    /// Applies committed revisions, consecutive and after the current one, to the published
+    /// state and sends them to the watches they concern: the one way state changes.
+    ///
+    /// - Parameters:
+    ///   - entries: Each key the revisions change, with its entry after them (nil: deleted), when
+    ///     the caller has it at hand; found from the revisions otherwise.
+    ///   - timing: Run by each event loop once it has written these revisions' events.
+    func publish(_ revisions: [CommittedRevision], entries: [String: Entry?]? = nil, timing: (@Sendable () -> Void)? = nil) {
+        var revisions = revisions
+        guard let last = revisions.last else { return }
+        let latest = entries ?? Self.latestEntries(of: revisions)
+        // Made before taking the lock, which readers share.
+        let stored = latest.mapValues { $0.map(StoredEntry.make) }
+        published.withLock { state in
+            if state.watches.wantsPreviousValues {
+                // Before the table changes: it holds every key's entry before these revisions.
+                var previous: [String: Entry?] = [:]
+                for index in revisions.indices {
+                    revisions[index].findPrevious(in: &previous) { key in
+                        state.entries[key].map { .entry($0.entry(key: key)) } ?? .absent
+                    }
+                }
+            }
+            for (key, entry) in stored {
+                state.set(key, to: entry)
+            }
+            state.revision = last.revision
+            state.restoreJournal?.record(revisions)
+            metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing)))
+        }
+    }
+
+    /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
+    static func latestEntries(of revisions: [CommittedRevision]) -> [String: Entry?] {
+        var latest: [String: Entry?] = [:]
+        for change in revisions.lazy.flatMap(\.changes) {
+            latest.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+        }
+        return latest
+    }
+}

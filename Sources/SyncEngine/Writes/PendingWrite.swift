@@ -1,0 +1,46 @@
+import SharedStateWire
+
+/// A write on its way to be committed: the request, who made it, and who waits for its result.
+package struct PendingWrite: Sendable {
+    package var request: WriteRequest
+    package var origin: WriteOrigin
+    var reply: Reply
+    /// When it was submitted, for the few writes whose way to the watchers is timed (see
+    /// ``DaemonMetrics/samplesDelivery()``).
+    var timedSince: ContinuousClock.Instant? = nil
+
+    /// Who gets a write's result.
+    enum Reply: Sendable {
+        /// A connection, with the other answers of the same commit.
+        case answer(requestID: UInt64, target: any WriteAnswerTarget)
+        /// A closure, called on the committing thread.
+        case callback(@Sendable (Result<WriteOutcome, SharedStateError>) -> Void)
+    }
+
+    /// Hands each write's result to whoever waits for it: every answer for one connection in a
+    /// single call, in submission order, and the hand-offs of all connections in one
+    /// ``DeliveryBatch``.
+    package static func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
+        var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
+        var order: [ObjectIdentifier] = []
+        for (pending, result) in zip(writes, results) {
+            switch pending.reply {
+            case .callback(let completion):
+                completion(result)
+            case .answer(let requestID, let target):
+                let identifier = ObjectIdentifier(target)
+                if answers[identifier] == nil {
+                    answers[identifier] = (target, [])
+                    order.append(identifier)
+                }
+                answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
+            }
+        }
+        let batch = DeliveryBatch()
+        for identifier in order {
+            let group = answers[identifier]!
+            group.target.receive(group.answers, in: batch)
+        }
+        batch.dispatch()
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import SharedStateWire
+import SyncEngine
+
+/// The writes: the engine plans each group and gives it its revisions; the backend commits them
+/// to the change log in one SQLite transaction (see ``RevisionStore``).
+extension SQLiteBackend: RevisionStore {
+    /// Commits `revisions` in one transaction, recording in the `sessions` table each writer
+    /// that had not written before in this run.
+    package func persist(_ revisions: [CommittedRevision]) throws {
+        let newWriters = recordedWriters.withLock { recorded in
+            revisions.compactMap { revision -> WriterIdentity? in
+                guard let writer = revision.writer else { return nil }
+                return recorded.updateValue(revision.revision, forKey: writer.session) == nil ? writer : nil
+            }
+        }
+        do {
+            try storage.commit(revisions, recording: newWriters)
+        } catch {
+            recordedWriters.withLock { recorded in for writer in newWriters { recorded[writer.session] = nil } }
+            throw error
+        }
+    }
+
+    /// With `--durability full` a commit waits for an fsync.
+    package var commitsOnSubmittingThread: Bool { storage.durability != .full }
+
+    /// When the `entries` table is next brought up to date (see ``Storage/materializationDeadline``).
+    package var maintenanceDeadline: ContinuousClock.Instant? { storage.materializationDeadline }
+
+    /// Brings the database's `entries` table up to date with the committed state (see
+    /// ``Storage/materialize()``). A failure loses nothing: the change log has every change, and
+    /// the writer tries again later.
+    package func performMaintenance() {
+        do {
+            try storage.materialize()
+        } catch {
+            logger.error(
+                "could not write the current entries to the database; will retry",
+                metadata: ["database": "\(storage.path)", "error": "\(error)"]
+            )
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import GRDB
+import SharedStateWire
+import SyncEngine
+
+/// A consistent copy of the database out, and the entries of such a copy back in.
+package extension Storage {
+    /// Writes a consistent copy of the database to `path` with SQLite's online backup (one step,
+    /// under one read transaction) and returns the revision it holds.
+    func backup(to path: String) async throws -> UInt64 {
+        let destination = try DatabaseQueue(path: path)
+        defer { try? destination.close() }
+        try await withReader { db in
+            try destination.writeWithoutTransaction { try db.backup(to: $0) }
+        }
+        return try await destination.read { db in
+            // The log may hold revisions after the last materialised one.
+            max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
+        }
+    }
+
+    /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The
+    /// file is modified by the migration: pass a copy.
+    ///
+    /// - Throws: `invalidArgument` when the file is not a syncd database, or is from a newer syncd.
+    static func entries(inBackup path: String) throws(SharedStateError) -> [Entry] {
+        SQLiteErrorLog.install()
+        do {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            let migrator = StorageMigrations.migrator
+            let (applied, isSuperseded) = try queue.read { db in
+                (try migrator.appliedIdentifiers(db), try migrator.hasBeenSuperseded(db))
+            }
+            guard let first = migrator.migrations.first, applied.contains(first) else {
+                throw SharedStateError(.invalidArgument, "the file is not a syncd database")
+            }
+            if isSuperseded {
+                throw SharedStateError(.invalidArgument, "the backup was written by a newer syncd")
+            }
+            try migrator.migrate(queue)
+            return try queue.read { db in
+                try readState(db).entries.entries(withPrefix: "").map { $0.entry() }
+            }
+        } catch let error as SharedStateError {
+            throw error
+        } catch {
+            throw SharedStateError(.invalidArgument, "the file is not a usable syncd backup: \(describe(error))")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import GRDB
+import SharedStateWire
+import SyncEngine
+
+/// Reading the change log back (replays, history) and compacting it.
+package extension Storage {
+    /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
+    func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
+        try await withReader { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT body FROM changes WHERE revision > ? AND revision <= ? ORDER BY revision",
+                arguments: [Int64(revision), Int64(lastRevision)]
+            )
+            var result: [CommittedRevision] = []
+            while let row = try rows.next() {
+                result.append(try CommittedRevision(logRecord: row[0]))
+            }
+            return result
+        }
+    }
+
+    /// The entry each of `keys` had at `revision`, from the latest change of it the change log
+    /// holds up to there (nil: deleted then); keys the log does not show changing are left out.
+    /// Reads the log from `revision` back until every key is found, so it may cost the length of
+    /// the log.
+    func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
+        guard !keys.isEmpty else { return [:] }
+        return try await withReader { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT body FROM changes
+                    WHERE revision <= ? AND revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
+                    ORDER BY revision DESC
+                    """,
+                arguments: [Int64(revision)]
+            )
+            var found: [String: Entry?] = [:]
+            while found.count < keys.count, let row = try rows.next() {
+                let logged = try CommittedRevision(logRecord: row[0])
+                for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
+                    found[change.key] = .some(change.type == .put ? change.entry : nil)
+                }
+            }
+            return found
+        }
+    }
+
+    /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
+    /// nil). Reads the log from the newest revision back, so it costs the length of the log.
+    func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
+        try await withReader { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT body FROM changes WHERE revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
+                    ORDER BY revision DESC
+                    """
+            )
+            var found: [LoggedChange] = []
+            var sessions: Set<UInt64> = []
+            while let row = try rows.next() {
+                let revision = try CommittedRevision(logRecord: row[0])
+                for change in revision.changes where change.key == key {
+                    found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
+                    sessions.insert(revision.writerSession)
+                }
+                if let limit, found.count >= limit { break }
+            }
+            // Who the sessions were, recorded with their first revisions.
+            sessions.remove(0)
+            var writers: [UInt64: WriterIdentity] = [:]
+            for session in sessions {
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT client_name, pid, uid, gid FROM sessions WHERE session_id = ?",
+                        arguments: [Int64(bitPattern: session)])
+                else { continue }
+                writers[session] = WriterIdentity(session: session, clientName: row[0], pid: row[1], uid: row[2], gid: row[3])
+            }
+            return found.reversed().map { logged in
+                var logged = logged
+                logged.writer = writers[logged.writerSession]
+                return logged
+            }
+        }
+    }
+
+    /// Removes the `sessions` rows of `sessions` and of every session up to `throughSession`,
+    /// keeping the highest id removed in `meta` so that later runs still number theirs above it.
+    func forgetSessions(_ sessions: [UInt64], throughSession: UInt64) throws {
+        try withWriterTransaction { db in
+            if throughSession > 0 {
+                try db.execute(sql: "DELETE FROM sessions WHERE session_id <= ?", arguments: [Int64(bitPattern: throughSession)])
+            }
+            for session in sessions {
+                try db.execute(sql: "DELETE FROM sessions WHERE session_id = ?", arguments: [Int64(bitPattern: session)])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (name, value) VALUES ('last_forgotten_session', ?)
+                    ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)
+                    """,
+                arguments: [Int64(bitPattern: max(throughSession, sessions.max() ?? 0))]
+            )
+        }
+    }
+
+    /// Removes the change log up to and including `revision` and records it as compacted. Rows
+    /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
+    /// nothing reads them meanwhile.
+    ///
+    /// The rows go in transactions of `chunk` rows, so a large compaction never holds the
+    /// database's write lock for long: commits, which may be made on an event loop, wait at most
+    /// one chunk.
+    func compact(through revision: UInt64, chunk: Int = 10_000) async throws {
+        try await withWriterTransaction { db in
+            try db.execute(
+                sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'compacted_revision'",
+                arguments: [Int64(revision)]
+            )
+        }
+        while true {
+            let deleted = try await withWriterTransaction { db in
+                try db.execute(
+                    sql: """
+                        DELETE FROM changes WHERE revision IN (
+                            SELECT revision FROM changes
+                            WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'entries_revision'))
+                            ORDER BY revision LIMIT ?)
+                        """,
+                    arguments: [Int64(revision), chunk]
+                )
+                return db.changesCount
+            }
+            if deleted < chunk { return }
+        }
+    }
+}

@@ -1,0 +1,456 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import SharedStateWire
+import SyncEngine
+import Synchronization
+
+/// The one owner of syncd's SQLite database: opens and migrates it, loads the state at start-up,
+/// and commits each group of revisions in one transaction.
+///
+/// A commit only appends to the change log. The `entries` table, which lets a restart start from
+/// the current values instead of the whole log, is brought up to date in batches by
+/// ``materialize()``: a key written a thousand times between two batches is written to `entries`
+/// once. Until then the log after `entries_revision` holds what `entries` lacks, and ``load()``
+/// replays it.
+///
+/// This file opens, loads, commits and materialises; `+ChangeLog` reads and compacts the log,
+/// `+Backup` copies the database out and reads a copy back in, `+Checkpoint` keeps the
+/// write-ahead log small.
+package final class Storage: Sendable {
+    /// When the entries changed by commits are written to the `entries` table.
+    package struct MaterializationPolicy: Sendable {
+        /// After this many revisions.
+        var maxRevisions = 16_384
+        /// Or this long after the first revision not yet materialised.
+        var maxDelay: Duration = .seconds(1)
+    }
+
+    /// The changes committed since the last materialisation: the latest entry of each key (nil
+    /// when deleted), and the revisions they reach.
+    private struct Unmaterialized {
+        var entries: [String: Entry?] = [:]
+        var revisions = 0
+        var lastRevision: UInt64 = 0
+        var since: ContinuousClock.Instant?
+    }
+
+    /// The connection ``checkpoint(restartFrames:)`` uses: opened on first use, and never again
+    /// once the database is closed.
+    enum Checkpointer {
+        case notOpened
+        case open(DatabaseQueue)
+        case closed
+    }
+
+    /// The database file.
+    let path: String
+    /// What a commit survives; see ``Durability``.
+    let durability: Durability
+    /// The writer and the readers. Reached only through ``withWriter(_:)`` and ``withReader(_:)``,
+    /// which refuse once ``close()`` has run instead of handing SQLite a closed connection.
+    private let pool: DatabasePool
+    let checkpointer = Mutex(Checkpointer.notOpened)
+    private let materialization: MaterializationPolicy
+    private let unmaterialized = Mutex(Unmaterialized())
+
+    /// Makes SQLite's `unix-excl` file system the process's default, once, before the first
+    /// database opens. It locks a database file for the process that opens it, for as long as it
+    /// has it open, and keeps the write-ahead log's index in that process's memory instead of the
+    /// shared `-shm` file: connections within syncd share it as before, and a commit no longer
+    /// takes and drops six `fcntl` locks on `-shm` (about 20 µs of a lone write's CPU here; see
+    /// BENCHMARKS.md). No other process can read the database while syncd has it open (SQLite
+    /// answers "database is locked"): a copy is made with `syncctl backup`.
+    ///
+    /// SQLite's error log is installed first: SQLite takes it only before its first use, which
+    /// looking up a file system is.
+    private static let sqliteSetUpForThisProcess: Void = {
+        SQLiteErrorLog.install()
+        if let exclusive = sqlite3_vfs_find("unix-excl") { sqlite3_vfs_register(exclusive, 1) }
+    }()
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    ///
+    /// - Throws: ``StorageError`` naming the file when it cannot be created, opened or migrated,
+    ///   or when it was written by a newer syncd.
+    package init(path: String, durability: Durability, materialization: MaterializationPolicy = .init()) throws {
+        self.durability = durability
+        self.path = path
+        self.materialization = materialization
+        do {
+            try PrivateDirectory.createParent(of: path, purpose: "database")
+        } catch {
+            throw StorageError(path: path, message: error.message)
+        }
+        // The database holds every value: readable by syncd's user only. SQLite gives the -wal and
+        // -shm files the database file's mode.
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+        Self.sqliteSetUpForThisProcess
+        var configuration = Configuration()
+        configuration.label = "syncd"
+        configuration.busyMode = .immediateError
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StorageError(path: path, message: "cannot open: \(Self.describe(error))")
+        }
+        do {
+            let migrator = StorageMigrations.migrator
+            let isSuperseded = try pool.read { try migrator.hasBeenSuperseded($0) }
+            if isSuperseded {
+                throw StorageError(path: path, message: "written by a newer syncd; its schema is unknown to this version")
+            }
+            try migrator.migrate(pool)
+            // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
+            // the durability setting afterwards, on the writer connection.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+                // No automatic checkpoints: one stalls the commit that triggers it for
+                // milliseconds. `checkpoint()` runs them off the commit path; the automatic one
+                // stays only as a bound (65,536 pages) should that fall behind.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 65536")
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
+        }
+    }
+
+    /// Reads every entry and the revisions; called once at start-up, before any commit.
+    func load() throws -> StartingState {
+        let (loaded, replayed) = try withReader { db in
+            let state = try Self.readState(db)
+            let lastSessionID = try UInt64.fetchOne(
+                db,
+                sql: """
+                    SELECT max(coalesce((SELECT max(session_id) FROM sessions), 0),
+                               coalesce((SELECT max(ephemeral_session) FROM entries), 0),
+                               coalesce((SELECT value FROM meta WHERE name = 'last_forgotten_session'), 0))
+                    """
+            )
+            return (
+                StartingState(
+                    entries: state.entries, revision: state.revision, compactedRevision: try Self.meta("compacted_revision", db),
+                    lastSessionID: lastSessionID ?? 0),
+                state.replayed
+            )
+        }
+        // What the log held beyond `entries` is written there with the next batch.
+        unmaterialized.withLock { pending in
+            for change in replayed.changes {
+                pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+            }
+            pending.revisions = replayed.revisions
+            pending.lastRevision = loaded.revision
+            if replayed.revisions > 0 { pending.since = .now }
+        }
+        return loaded
+    }
+
+    /// Commits consecutive revisions in one transaction, appending each to the change log.
+    /// Nothing is written if it throws.
+    ///
+    /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
+    /// not overlap: the engine makes them only while it holds the queue's right to commit.
+    func commit(_ revisions: [CommittedRevision], recording writers: [WriterIdentity] = []) throws {
+        guard let last = revisions.last else { return }
+        try withWriter { db in
+            // The transaction's own statements are prepared once too: GRDB's transactions prepare
+            // BEGIN and COMMIT again on every commit.
+            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            do {
+                // Bound through the C API: GRDB's argument arrays cost more than the insert itself.
+                let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
+                let handle = appendChange.sqliteStatement
+                for revision in revisions {
+                    let code = revision.logRecord.withUnsafeBytes { body in
+                        sqlite3_reset(handle)
+                        sqlite3_bind_int64(handle, 1, Int64(revision.revision))
+                        // Static: the bytes outlive the step that reads them.
+                        sqlite3_bind_blob(handle, 2, body.baseAddress, Int32(body.count), nil)
+                        defer { sqlite3_clear_bindings(handle) }
+                        return sqlite3_step(handle)
+                    }
+                    guard code == SQLITE_DONE else { throw Self.error(code, db) }
+                }
+                for writer in writers {
+                    try db.cachedStatement(
+                        sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
+                    ).execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
+                }
+                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            } catch {
+                // Nothing of the group is kept.
+                if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
+                throw error
+            }
+        }
+        unmaterialized.withLock { pending in
+            for revision in revisions {
+                for change in revision.changes {
+                    pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+                }
+            }
+            pending.revisions += revisions.count
+            pending.lastRevision = last.revision
+            if pending.since == nil { pending.since = .now }
+        }
+    }
+
+    /// When ``materialize()`` is next due: the delay after the first change not yet written, or
+    /// at once when enough revisions have piled up; nil when nothing waits for it.
+    var materializationDeadline: ContinuousClock.Instant? {
+        unmaterialized.withLock { pending in
+            guard let since = pending.since else { return nil }
+            // Due by count: as soon as possible.
+            return pending.revisions >= materialization.maxRevisions ? since : since + materialization.maxDelay
+        }
+    }
+
+    /// Whether enough revisions, or time, have gone by since the last ``materialize()``.
+    var isMaterializationDue: Bool {
+        materializationDeadline.map { $0 <= .now } ?? false
+    }
+
+    /// Writes the entries changed since the last call to the `entries` table, in one transaction,
+    /// so a restart replays no log before that point; and drops what compaction has released.
+    /// Call it only while no commit runs (the engine holds the right to commit). When it throws,
+    /// nothing is lost: the log still holds every change and the next call tries again.
+    func materialize() throws {
+        let pending = unmaterialized.withLock { $0 }
+        guard pending.since != nil else { return }
+        do {
+            try write(pending)
+        } catch {
+            // Not again at once: after as many revisions, or as long, as a batch waits.
+            unmaterialized.withLock {
+                $0.since = .now
+                $0.revisions = 0
+            }
+            throw error
+        }
+        unmaterialized.withLock { $0 = Unmaterialized() }
+    }
+
+    private func write(_ pending: Unmaterialized) throws {
+        try withWriterTransaction { db in
+            let upsertEntry = try db.cachedStatement(
+                sql: """
+                    INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version,
+                        create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+                        ephemeral_session = excluded.ephemeral_session
+                    """
+            )
+            let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
+            for (key, entry) in pending.entries {
+                if let entry {
+                    try upsertEntry.execute(arguments: [
+                        entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
+                        Int64(entry.modRevision), Int64(entry.ephemeralSession),
+                    ])
+                } else {
+                    try deleteEntry.execute(arguments: [key])
+                }
+            }
+            try db.execute(
+                sql: "UPDATE meta SET value = ? WHERE name IN ('revision', 'entries_revision')",
+                arguments: [Int64(pending.lastRevision)]
+            )
+            // Compaction keeps the rows `entries` did not have yet; they may go now.
+            try db.execute(
+                sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'compacted_revision'))",
+                arguments: [Int64(pending.lastRevision)]
+            )
+        }
+    }
+
+    /// The entries as of the last revision the database holds: the `entries` table, then the log
+    /// after `entries_revision` replayed over it.
+    static func readState(_ db: Database) throws
+        -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
+    {
+        // Sized once: growing a table of a million entries rehashes it about twenty times.
+        var entries = EntryTable(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
+        // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
+        // the start-up time.
+        let statement = try db.makeStatement(
+            // In key order (the primary key's, free): the table's key order is then built by appending.
+            sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries ORDER BY key"
+        )
+        let handle = statement.sqliteStatement
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw error(code, db) }
+            entries.insert(
+                StoredEntry.make(
+                    key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
+                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
+                    version: UInt64(sqlite3_column_int64(handle, 2)),
+                    createRevision: UInt64(sqlite3_column_int64(handle, 3)),
+                    modRevision: UInt64(sqlite3_column_int64(handle, 4)),
+                    ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+                )
+            )
+        }
+        let entriesRevision = try meta("entries_revision", db)
+        var revision = max(try meta("revision", db), entriesRevision)
+        var replayed: [Change] = []
+        var replayedRevisions = 0
+        let log = try Row.fetchCursor(
+            db,
+            sql: "SELECT body FROM changes WHERE revision > ? ORDER BY revision",
+            arguments: [Int64(entriesRevision)]
+        )
+        while let row = try log.next() {
+            let logged = try CommittedRevision(logRecord: row[0])
+            for change in logged.changes {
+                entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+            }
+            replayed.append(contentsOf: logged.changes)
+            replayedRevisions += 1
+            revision = max(revision, logged.revision)
+        }
+        return (entries, revision, (replayed, replayedRevisions))
+    }
+
+    /// The size of the database and its write-ahead log, in bytes.
+    var fileSize: UInt64 { databaseFileSize + writeAheadLogSize }
+
+    /// The database file's size in bytes, without its write-ahead log.
+    var databaseFileSize: UInt64 { Self.size(of: path) }
+
+    /// The write-ahead log's size in bytes.
+    var writeAheadLogSize: UInt64 { Self.size(of: path + "-wal") }
+
+    private static func size(of file: String) -> UInt64 {
+        (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    /// The value of a PRAGMA on the connection that commits, for checks and diagnostics.
+    func writerPragma(_ name: String) throws -> String? {
+        try withWriter { db in
+            try String.fetchOne(db, sql: "PRAGMA \(name)")
+        }
+    }
+
+    /// Materialises what is left, moves every committed page from the write-ahead log into the
+    /// database file, empties the log, and closes the database. The file alone then holds
+    /// everything, and the next start replays nothing.
+    ///
+    /// Afterwards every use of the database (a commit, a read, a checkpoint) throws a
+    /// ``StorageError`` saying it is closed; a second close does nothing.
+    package func close() throws {
+        let checkpointer = checkpointer.withLock { checkpointer -> DatabaseQueue? in
+            defer { checkpointer = .closed }
+            if case .open(let queue) = checkpointer { return queue }
+            return nil
+        }
+        try checkpointer?.close()
+        let isClosed = pool.writeWithoutTransaction { $0.sqliteConnection == nil }
+        if isClosed { return }
+        try materialize()
+        _ = try withWriter { try $0.checkpoint(.truncate) }
+        try pool.close()
+    }
+
+    // MARK: Reaching the connections
+
+    /// Runs `body` on the writer connection, serialized with every other use of it and with
+    /// ``close()``: once the database is closed it throws instead of running.
+    func withWriter<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            try requireOpen(db)
+            return try body(db)
+        }
+    }
+
+    /// ``withWriter(_:)`` for a caller that may wait: the writer's queue runs `body`.
+    func withWriter<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { db in
+            try self.requireOpen(db)
+            return try body(db)
+        }
+    }
+
+    /// Runs `body` in one transaction on the writer connection (see ``withWriter(_:)``).
+    func withWriterTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try withWriter { db in try Self.inTransaction(db, body) }
+    }
+
+    /// ``withWriterTransaction(_:)`` for a caller that may wait.
+    func withWriterTransaction<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withWriter { db in try Self.inTransaction(db, body) }
+    }
+
+    /// `body`'s result, committed in one transaction (rolled back if it throws).
+    private static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction {
+            result = try body(db)
+            return .commit
+        }
+        return result!
+    }
+
+    /// Runs `body` in a read transaction on one of the readers; throws once the database is closed
+    /// (GRDB refuses reads from a closed pool without reaching SQLite).
+    func withReader<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read { db in
+                // A read that took a reader just as the pool closed gets a closed one.
+                try requireOpen(db)
+                return try body(db)
+            }
+        } catch let error as DatabaseError where error.message == Self.closedByGRDB {
+            throw closedError
+        }
+    }
+
+    /// ``withReader(_:)`` for a caller that may wait.
+    func withReader<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read { db in
+                try self.requireOpen(db)
+                return try body(db)
+            }
+        } catch let error as DatabaseError where error.message == Self.closedByGRDB {
+            throw closedError
+        }
+    }
+
+    /// What GRDB says when a closed pool is read.
+    private static let closedByGRDB = "Connection is closed"
+
+    var closedError: StorageError { StorageError(path: path, message: "the database is closed") }
+
+    /// Throws ``closedError`` when `db` was closed: SQLite must never see a closed handle.
+    func requireOpen(_ db: Database) throws {
+        if db.sqliteConnection == nil { throw closedError }
+    }
+
+    /// The error of a failed call to the C API, with SQLite's message.
+    private static func error(_ code: Int32, _ db: Database) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+
+    static func meta(_ name: String, _ db: Database) throws -> UInt64 {
+        let value = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) ?? 0
+        return UInt64(value)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return [error.message, error.resultCode.description].compactMap { $0 }.joined(separator: ": ")
+        }
+        return "\(error)"
+    }
+}

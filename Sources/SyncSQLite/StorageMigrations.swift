@@ -1,0 +1,66 @@
+import GRDB
+import SyncEngine
+
+/// The schema of syncd's database, as migrations that never change once released.
+///
+/// - `changes`: the change log, one row per revision (the integer primary key), holding every
+///   change of that revision as one encoded `WatchEvent` message. A commit appends to it and
+///   writes nothing else: appending is the cheapest insert SQLite has, and a replay decodes rows
+///   straight into the frames watchers receive.
+/// - `entries`: the value of every key as of revision `entries_revision`, materialised from the
+///   log in batches (see ``Storage/materialize()``), so a restart loads them and replays only the
+///   log after that revision. `ephemeral_session` is the session an ephemeral key is bound to (0:
+///   the key persists).
+/// - `sessions`: the connections that wrote, one row each (client name and the kernel's pid, uid,
+///   gid), written with a session's first revision; each `changes` row names its session.
+/// - `meta`: named integers: `revision` (the last revision materialised; the log may hold later
+///   ones), `compacted_revision`, `entries_revision`.
+package enum StorageMigrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: entries, change log, meta") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (
+                        name TEXT PRIMARY KEY NOT NULL,
+                        value INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    INSERT INTO meta (name, value) VALUES ('revision', 0), ('compacted_revision', 0);
+                    CREATE TABLE entries (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value BLOB NOT NULL,
+                        version INTEGER NOT NULL,
+                        create_revision INTEGER NOT NULL,
+                        mod_revision INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE changes (
+                        revision INTEGER PRIMARY KEY NOT NULL,
+                        body BLOB NOT NULL
+                    );
+                    """
+            )
+        }
+        migrator.registerMigration("v2: ephemeral keys") { db in
+            try db.execute(sql: "ALTER TABLE entries ADD COLUMN ephemeral_session INTEGER NOT NULL DEFAULT 0")
+        }
+        migrator.registerMigration("v3: entries materialised in batches") { db in
+            // Until now every commit wrote `entries` too: they are current.
+            try db.execute(sql: "INSERT INTO meta (name, value) SELECT 'entries_revision', value FROM meta WHERE name = 'revision'")
+        }
+        migrator.registerMigration("v4: writers of revisions") { db in
+            // One row per session that wrote, when it first wrote; `changes` rows carry the session.
+            try db.execute(
+                sql: """
+                    CREATE TABLE sessions (
+                        session_id INTEGER PRIMARY KEY NOT NULL,
+                        client_name TEXT NOT NULL,
+                        pid INTEGER NOT NULL,
+                        uid INTEGER NOT NULL,
+                        gid INTEGER NOT NULL
+                    );
+                    """
+            )
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,282 @@
+import Logging
+import NIOCore
+import SharedStateWire
+import SyncEngine
+
+/// Serves one client connection on its event loop: admits it, hands each frame to its
+/// ``ClientSession`` as it is read, and closes it on a protocol error, when the client leaves, or
+/// when syncd shuts down.
+///
+/// Requests are handled where they are read, with no hop to another thread: reads are answered
+/// and flushed once per read from the socket, and the writes of one read go to the engine as one
+/// group. A request that has to wait (a replay, a backup, the history) runs as a task; reading
+/// pauses until it is answered, so every connection's requests are handled in the order sent.
+package final class ConnectionHandler: ChannelInboundHandler {
+    package typealias InboundIn = ByteBuffer
+
+    private enum Phase {
+        /// Waiting for the peer's credentials and the server's admission.
+        case admitting
+        case serving
+        /// A request's work is running off the loop; frames wait.
+        case suspended
+        /// syncd is shutting down: no more requests, close once the writes are answered.
+        case draining
+        case closed
+    }
+
+    private let environment: ClientSession.Environment
+    private let requests: RequestTasks
+    private let registry: ConnectionRegistry
+    private let limits: Limits
+    private var phase = Phase.admitting
+    private var context: ChannelHandlerContext?
+    private var writer: ConnectionWriter?
+    private var session: ClientSession?
+    /// Frames read while admitting or suspended.
+    private var waiting = CircularBuffer<ByteBuffer>()
+    /// Whether the channel reads (`autoRead`).
+    private var isReading = true
+    private var handshakeTimeout: Scheduled<Void>?
+    private var drainTimeout: Scheduled<Void>?
+
+    /// How long a draining connection may wait for its writes' answers before it is closed anyway.
+    static let drainLimit = TimeAmount.seconds(5)
+
+    /// A handler for a new connection; `limits` are those in force when it was accepted.
+    init(environment: ClientSession.Environment, registry: ConnectionRegistry, requests: RequestTasks, limits: Limits) {
+        self.environment = environment
+        self.registry = registry
+        self.requests = requests
+        self.limits = limits
+    }
+
+    private var logger: Logger { environment.logger }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        let writer = ConnectionWriter(channel: context.channel, watermarks: limits.outboundWatermarks)
+        self.writer = writer
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        writer.afterAnswersGoOut { handler.value.updateReading() }
+        writer.whenPacedOutputChanges { handler.value.writabilityChanged() }
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        writer?.afterAnswersGoOut(nil)
+        writer?.whenPacedOutputChanges(nil)
+        self.context = nil
+    }
+
+    package func channelActive(context: ChannelHandlerContext) {
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        PeerCredentials.read(from: context.channel).whenSuccess { credentials in
+            handler.value.admit(credentials)
+        }
+        // A client that sends no Hello (or trickles it) does not keep its connection.
+        let seconds = limits.handshakeTimeoutSeconds
+        handshakeTimeout = context.eventLoop.scheduleTask(in: .seconds(Int64(seconds))) {
+            let handler = handler.value
+            guard handler.session?.record.hasGreeted != true else { return }
+            handler.fail(SharedStateError(.protocolViolation, "no Hello within \(seconds) s of connecting"))
+        }
+        context.fireChannelActive()
+    }
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch phase {
+        case .serving where waiting.isEmpty:
+            handle(frame)
+        case .admitting, .serving, .suspended:
+            waiting.append(frame)
+        case .draining, .closed:
+            break
+        }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        if phase == .serving { session?.submitQueuedWrites() }
+        writer?.flush()
+        updateReading()
+        context.fireChannelReadComplete()
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// The channel's writability, or what the writer sends a piece at a time, changed.
+    private func writabilityChanged() {
+        guard let context else { return }
+        if let writer, writer.writabilityChanged(isWritable: context.channel.isWritable) {
+            let engine = environment.engine
+            let resync = engine.resync(writer)
+            if resync.count > 0 { writer.countResync() }
+            for catchUp in resync.large {
+                // Ends with the connection: its watches are removed, and nothing is sent.
+                _ = requests.run { try? await engine.catchUp(catchUp) }
+            }
+        }
+        updateReading()
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? SharedStateError {
+            fail(error)  // a frame over the limit: the stream cannot be followed any more
+        } else {
+            logger.debug("connection failed", metadata: ["session": "\(session?.record.sessionID ?? 0)", "error": "\(error)"])
+            context.close(promise: nil)
+        }
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        phase = .closed
+        // They hold this handler: the connection could never be freed.
+        writer?.afterAnswersGoOut(nil)
+        writer?.whenPacedOutputChanges(nil)
+        waiting.removeAll()
+        handshakeTimeout?.cancel()
+        drainTimeout?.cancel()
+        if let session {
+            session.end()
+            registry.remove(session.record.sessionID)
+            logger.debug("client left", metadata: ["session": "\(session.record.sessionID)", "name": "\(session.record.clientName)"])
+        }
+        context.fireChannelInactive()
+    }
+
+    // MARK: Steps
+
+    private func admit(_ credentials: PeerCredentials?) {
+        guard phase == .admitting, let context, let writer else { return }
+        let record = ClientRecord(sessionID: registry.nextSessionID(), credentials: credentials, writer: writer)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let refusal = registry.admit(
+            record,
+            limits: limits,
+            drain: { handler.eventLoop.execute { handler.value.drain() } },
+            evict: { error in handler.eventLoop.execute { handler.value.fail(error, isNotable: false) } }
+        )
+        if let refusal {
+            logger.warning("refused a connection", metadata: ["pid": "\(credentials?.pid ?? 0)", "reason": "\(refusal)"])
+            phase = .closed
+            waiting.removeAll()
+            writer.sendLastAndClose(Self.fatalFrame(refusal))
+            return
+        }
+        let (registry, limits) = (self.registry, self.limits)
+        session = ClientSession(record: record, environment: environment) {
+            registry.greet(record.sessionID, limits: limits)
+        }
+        phase = .serving
+        updateReading()
+        handleWaiting()
+    }
+
+    private func handle(_ frame: ByteBuffer) {
+        guard let session else { return }
+        switch session.receive(frame) {
+        case .next:
+            break
+        case .close(let error):
+            fail(error)
+        case .suspend(let suspension):
+            suspend(suspension)
+        }
+    }
+
+    /// Handles the frames that waited, until they are done or one suspends again.
+    private func handleWaiting() {
+        while phase == .serving, let frame = waiting.popFirst() {
+            handle(frame)
+        }
+        if phase == .serving { session?.submitQueuedWrites() }
+        writer?.flush()
+    }
+
+    private func suspend(_ suspension: ClientSession.Suspension) {
+        guard let context, let session else { return }
+        session.submitQueuedWrites()
+        phase = .suspended
+        updateReading()
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let started = requests.run {
+            let result = await suspension.work()
+            handler.eventLoop.execute { handler.value.resume(after: suspension, with: result) }
+        }
+        if !started {
+            resume(after: suspension, with: .failure(SharedStateError(.unavailable, "syncd is shutting down")))
+        }
+    }
+
+    private func resume(
+        after suspension: ClientSession.Suspension,
+        with result: Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>
+    ) {
+        guard phase != .closed, let session else { return }
+        session.finish(suspension, with: result)
+        writer?.flush()
+        guard phase == .suspended else { return }
+        phase = .serving
+        updateReading()
+        handleWaiting()
+    }
+
+    /// Stops taking requests and closes once the writes already taken are answered, or after
+    /// ``drainLimit``.
+    private func drain() {
+        guard let context, let writer, phase != .closed, phase != .draining else { return }
+        phase = .draining
+        setReading(false)
+        waiting.removeAll()
+        session?.submitQueuedWrites()
+        writer.flush()
+        let channel = context.channel
+        drainTimeout = context.eventLoop.scheduleTask(in: Self.drainLimit) { channel.close(promise: nil) }
+        writer.whenAllAnswered { channel.close(promise: nil) }
+    }
+
+    /// Sends `error` as the last frame and closes; logs it at info level when `isNotable` (a
+    /// connection pushed out by a flood of others is logged at debug level only, so the flood does
+    /// not flood the journal too).
+    private func fail(_ error: SharedStateError, isNotable: Bool = true) {
+        guard let writer, phase != .closed else { return }
+        session?.submitQueuedWrites()
+        phase = .closed
+        setReading(false)
+        waiting.removeAll()
+        logger.log(
+            level: isNotable ? .info : .debug,
+            "closing connection after a protocol error",
+            metadata: ["session": "\(session?.record.sessionID ?? 0)", "name": "\(session?.record.clientName ?? "")", "error": "\(error)"]
+        )
+        writer.sendLastAndClose(Self.fatalFrame(error))
+    }
+
+    /// Reads the connection while it is serving and its outbound side keeps up: not while the
+    /// answers it has not taken are over the channel's high watermark, nor while it has
+    /// `maxWritesInFlightPerConnection` writes waiting for their commit. Its requests then wait
+    /// in the kernel's socket buffer, and the client's writes block, instead of syncd's memory
+    /// growing.
+    private func updateReading() {
+        guard let writer else { return }
+        let tooManyInFlight = writer.answersOwed >= limits.maxWritesInFlightPerConnection
+        // Answers going out re-evaluate this only while they are what reading waits for.
+        if writer.isWaitingForAnswers != tooManyInFlight { writer.isWaitingForAnswers = tooManyInFlight }
+        let shouldRead = phase == .serving && writer.isWritable && !tooManyInFlight
+        guard shouldRead != isReading else { return }
+        setReading(shouldRead)
+    }
+
+    private func setReading(_ isReading: Bool) {
+        // Turning it back on also asks for the next read.
+        self.isReading = isReading
+        context?.channel.setOption(ChannelOptions.autoRead, value: isReading).whenFailure { _ in }
+    }
+
+    private static func fatalFrame(_ error: SharedStateError) -> ByteBuffer {
+        Frame.encode(Sharedstate_V1_ServerFrame.with { $0.fatal = error.wireValue })
+    }
+}

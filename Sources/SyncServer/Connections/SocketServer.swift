@@ -1,0 +1,158 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import SharedStateWire
+import SyncEngine
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Listens on the Unix socket and serves each connection with a ``ConnectionHandler`` on its
+/// event loop. One failing connection never ends the server.
+package final class SocketServer: Service {
+    /// Tunables of the server.
+    package struct Configuration: Sendable {
+        /// Where to listen.
+        package var listener: Listener
+        /// Limits and log level, read per connection and per request so SIGHUP can change them.
+        package var settings: RuntimeSettings
+        /// Where backup and restore transfers keep their temporary files (next to the database).
+        package var transferDirectory: String
+        /// The group that may connect to a socket syncd creates itself (mode 0660); nil keeps syncd's.
+        package var socketGroup: gid_t?
+        /// When syncd started, for the uptime `status` shows.
+        package var startTime: ContinuousClock.Instant = .now
+        /// Reads the entries of a backup file (a copy of syncd's SQLite database) to restore.
+        package var readBackup: @Sendable (String) throws(SharedStateError) -> [Entry]
+
+        package init(
+            listener: Listener, settings: RuntimeSettings, transferDirectory: String, socketGroup: gid_t? = nil,
+            startTime: ContinuousClock.Instant = .now, readBackup: @escaping @Sendable (String) throws(SharedStateError) -> [Entry]
+        ) {
+            self.listener = listener
+            self.settings = settings
+            self.transferDirectory = transferDirectory
+            self.socketGroup = socketGroup
+            self.startTime = startTime
+            self.readBackup = readBackup
+        }
+    }
+
+    /// Where the server listens.
+    package enum Listener: Sendable {
+        /// Bind a new socket at this path.
+        case path(String)
+        /// Adopt this listening socket (socket activation).
+        case descriptor(Int32)
+    }
+
+    private let configuration: Configuration
+    private let engine: StateEngine
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let onListening: @Sendable () -> Void
+    private let connections: ConnectionRegistry
+    /// The requests that wait, which shutdown awaits before the engine closes.
+    private let requests = RequestTasks()
+
+    /// Creates a server; `onListening` is called once the socket accepts connections.
+    package init(
+        configuration: Configuration,
+        engine: StateEngine,
+        eventLoopGroup: any EventLoopGroup,
+        logger: Logger,
+        onListening: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.engine = engine
+        self.connections = ConnectionRegistry(lastSessionID: engine.lastSessionIDOfEarlierRuns, metrics: engine.metrics)
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    /// The number of connected clients.
+    package var clientCount: Int { connections.count }
+
+    /// Closes the connection of session `sessionID` at once, `error` its last frame.
+    package func close(session sessionID: UInt64, because error: SharedStateError) {
+        connections.evict(sessionID, because: error)
+    }
+
+    /// The metrics in Prometheus's text format, for `syncctl metrics` and the HTTP listener.
+    package var metricsText: String { MetricsText.render(engine: engine, connections: clientCount) }
+
+    package func run() async throws {
+        let settings = configuration.settings
+        let (connections, requests) = (self.connections, self.requests)
+        let environment = ClientSession.Environment(
+            engine: engine,
+            settings: settings,
+            transferDirectory: configuration.transferDirectory,
+            logger: logger,
+            connections: connections,
+            startTime: configuration.startTime,
+            readBackup: configuration.readBackup
+        )
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Read now, so a reload applies to connections accepted afterwards.
+                    let limits = settings.limits
+                    try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
+                    try channel.pipeline.syncOperations.addHandlers(
+                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxRequestFrameBytes)),
+                        ConnectionHandler(environment: environment, registry: connections, requests: requests, limits: limits)
+                    )
+                }
+            }
+        let listener: any Channel =
+            switch configuration.listener {
+            case .path(let path):
+                try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).get()
+            case .descriptor(let descriptor):
+                try await bootstrap.withBoundSocket(descriptor).get()
+            }
+        if case .path(let path) = configuration.listener {
+            do {
+                try Self.restrictAccess(to: path, group: configuration.socketGroup)
+            } catch {
+                try? await listener.close()
+                throw error
+            }
+        }
+        onListening()
+
+        // Serve until a graceful shutdown or cancellation closes the listener; then stop
+        // accepting, and let each connection answer the writes it already handed over (the
+        // engine shuts down after the server, so they still commit) before it closes. Not
+        // reading, rather than shutting the socket's input, keeps the client's own writes from
+        // failing early and taking the answers down with its connection.
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                try? await listener.closeFuture.get()
+            } onGracefulShutdown: {
+                listener.close(promise: nil)
+            }
+        } onCancel: {
+            listener.close(promise: nil)
+        }
+        await connections.shutDown()
+        // A backup or compaction a drained connection left behind must not outlive the engine.
+        await requests.shutDown()
+    }
+
+    /// Lets the owner and `group` connect (mode 0660), nobody else.
+    private static func restrictAccess(to path: String, group: gid_t?) throws {
+        if let group, chown(path, uid_t.max, group) != 0 {
+            throw DaemonStartError("cannot give socket \(path) to group \(group): \(String(cString: strerror(errno)))")
+        }
+        if chmod(path, 0o660) != 0 {
+            throw DaemonStartError("cannot set the mode of socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}
