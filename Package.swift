@@ -35,8 +35,9 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
     ],
     targets: [
-        // The wire protocol: generated messages, framing, and the rules for keys and values that
-        // both sides enforce. Every other module builds on it; it knows nothing of sockets.
+        // The wire protocol: generated messages, framing, the hand-written codecs, the rules for
+        // keys and values that both sides enforce, and the one type both sides build a Unix
+        // socket's address with. Every other module builds on it; it opens no connection.
         .target(
             name: "SharedStateWire",
             dependencies: [

@@ -3,7 +3,7 @@ import SyncEngine
 
 package extension StateEngine {
     /// Creates an engine over a SQLite database, starting from the state it holds.
-    package convenience init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+    convenience init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
         let backend = SQLiteBackend(storage: storage, logger: logger)
         self.init(backend: backend, state: try backend.load(), configuration: configuration, logger: logger)
     }

@@ -37,16 +37,40 @@ import Testing
         #expect(got == want)
     }
 
+    @Test func theWriterTellsItsHandlerWhenAnswersGoOutAndWhenNoneIsOwedAnyMore() throws {
+        let channel = EmbeddedChannel()
+        let events = WriterEvents()
+        try channel.pipeline.syncOperations.addHandler(events)
+        let writer = ConnectionWriter(channel: channel, watermarks: .init(low: 1 << 20, high: 1 << 21))
+        #expect(!writer.notifyWhenAllAnswered())  // none owed: nothing to wait for
+        writer.expectAnswers(2)
+        #expect(writer.notifyWhenAllAnswered())
+        func answer(_ id: UInt64) -> [ConnectionWriter.Event] {
+            let batch = DeliveryBatch()
+            writer.receive([WriteAnswer(requestID: id, result: .success(.delete(revision: id)))], in: batch)
+            batch.dispatch()
+            channel.embeddedEventLoop.run()
+            return events.received
+        }
+        // Told of answers only while it waits for them, and of the last one once.
+        writer.isWaitingForAnswers = true
+        #expect(answer(1) == [.answersWentOut])
+        writer.isWaitingForAnswers = false
+        #expect(answer(2) == [.answersWentOut, .allAnswered])
+        let written = try Self.drain(channel)
+        #expect(written.count == 2)
+    }
+
     @Test func onePieceIsInFlightAtATimeAndWhatWaitsCountsAgainstTheQueueBound() throws {
         let channel = EmbeddedChannel()
         let socket = SocketStandIn()
         try channel.pipeline.syncOperations.addHandler(socket)
         let writer = ConnectionWriter(channel: channel, watermarks: .init(low: piece + 100, high: 2 * piece))
-        let changes = Atomic<Int>(0)
-        writer.whenPacedOutputChanges { changes.add(1, ordering: .relaxed) }
+        let events = WriterEvents()
+        try channel.pipeline.syncOperations.addHandler(events)
         func state() -> (inFlight: Int, isWritable: Bool, changes: Int) {
             channel.embeddedEventLoop.run()
-            return (socket.inFlight, writer.isWritable, changes.load(ordering: .relaxed))
+            return (socket.inFlight, writer.isWritable, events.received.count { $0 == .pacedOutputChanged })
         }
 
         writer.send([Self.bytes(4 * piece, fill: 7)])
@@ -111,6 +135,19 @@ import Testing
         var written: [ByteBuffer] = []
         while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
         return written
+    }
+}
+
+/// What a writer tells the handler above it through the pipeline.
+final class WriterEvents: ChannelInboundHandler, @unchecked Sendable {
+    // @unchecked: used on the embedded channel's one thread only.
+    typealias InboundIn = ByteBuffer
+
+    private(set) var received: [ConnectionWriter.Event] = []
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ConnectionWriter.Event { received.append(event) }
+        context.fireUserInboundEventTriggered(event)
     }
 }
 

@@ -11,32 +11,21 @@ import SyncEngine
 /// and flushed once per read from the socket, and the writes of one read go to the engine as one
 /// group. A request that has to wait (a replay, a backup, the history) runs as a task; reading
 /// pauses until it is answered, so every connection's requests are handled in the order sent.
+///
+/// What the connection is doing is a value, ``ConnectionStateMachine``: the handler hands it each
+/// event and does what it answers. The connection's ``ConnectionWriter`` tells it what happened
+/// on the outbound side as ``ConnectionWriter/Event``s through the pipeline.
 package final class ConnectionHandler: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
-
-    private enum Phase {
-        /// Waiting for the peer's credentials and the server's admission.
-        case admitting
-        case serving
-        /// A request's work is running off the loop; frames wait.
-        case suspended
-        /// syncd is shutting down: no more requests, close once the writes are answered.
-        case draining
-        case closed
-    }
 
     private let environment: ClientSession.Environment
     private let requests: RequestTasks
     private let registry: ConnectionRegistry
     private let limits: Limits
-    private var phase = Phase.admitting
+    private var state = ConnectionStateMachine()
     private var context: ChannelHandlerContext?
     private var writer: ConnectionWriter?
     private var session: ClientSession?
-    /// Frames read while admitting or suspended.
-    private var waiting = CircularBuffer<ByteBuffer>()
-    /// Whether the channel reads (`autoRead`).
-    private var isReading = true
     private var handshakeTimeout: Scheduled<Void>?
     private var drainTimeout: Scheduled<Void>?
 
@@ -55,16 +44,10 @@ package final class ConnectionHandler: ChannelInboundHandler {
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        let writer = ConnectionWriter(channel: context.channel, watermarks: limits.outboundWatermarks)
-        self.writer = writer
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        writer.afterAnswersGoOut { handler.value.updateReading() }
-        writer.whenPacedOutputChanges { handler.value.writabilityChanged() }
+        writer = ConnectionWriter(channel: context.channel, watermarks: limits.outboundWatermarks)
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
-        writer?.afterAnswersGoOut(nil)
-        writer?.whenPacedOutputChanges(nil)
         self.context = nil
     }
 
@@ -84,22 +67,31 @@ package final class ConnectionHandler: ChannelInboundHandler {
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch phase {
-        case .serving where waiting.isEmpty:
+        if case .handle(let frame) = state.frameRead(unwrapInboundIn(data)) {
             handle(frame)
-        case .admitting, .serving, .suspended:
-            waiting.append(frame)
-        case .draining, .closed:
-            break
         }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
-        if phase == .serving { session?.submitQueuedWrites() }
+        if state.submitsWrites { session?.submitQueuedWrites() }
         writer?.flush()
         updateReading()
         context.fireChannelReadComplete()
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let event = event as? ConnectionWriter.Event else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        switch event {
+        case .answersWentOut:
+            updateReading()
+        case .pacedOutputChanged:
+            writabilityChanged()
+        case .allAnswered:
+            // Only a draining connection asks for it.
+            context.close(promise: nil)
+        }
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -132,11 +124,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
     }
 
     package func channelInactive(context: ChannelHandlerContext) {
-        phase = .closed
-        // They hold this handler: the connection could never be freed.
-        writer?.afterAnswersGoOut(nil)
-        writer?.whenPacedOutputChanges(nil)
-        waiting.removeAll()
+        _ = state.close()
         handshakeTimeout?.cancel()
         drainTimeout?.cancel()
         if let session {
@@ -150,7 +138,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
     // MARK: Steps
 
     private func admit(_ credentials: PeerCredentials?) {
-        guard phase == .admitting, let context, let writer else { return }
+        guard state.phase == .admitting, let context, let writer else { return }
         let record = ClientRecord(sessionID: registry.nextSessionID(), credentials: credentials, writer: writer)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let refusal = registry.admit(
@@ -161,8 +149,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
         )
         if let refusal {
             logger.warning("refused a connection", metadata: ["pid": "\(credentials?.pid ?? 0)", "reason": "\(refusal)"])
-            phase = .closed
-            waiting.removeAll()
+            _ = state.close()
             writer.sendLastAndClose(Self.fatalFrame(refusal))
             return
         }
@@ -170,7 +157,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
         session = ClientSession(record: record, environment: environment) {
             registry.greet(record.sessionID, limits: limits)
         }
-        phase = .serving
+        _ = state.admitted()
         updateReading()
         handleWaiting()
     }
@@ -189,17 +176,17 @@ package final class ConnectionHandler: ChannelInboundHandler {
 
     /// Handles the frames that waited, until they are done or one suspends again.
     private func handleWaiting() {
-        while phase == .serving, let frame = waiting.popFirst() {
+        while let frame = state.nextWaitingFrame() {
             handle(frame)
         }
-        if phase == .serving { session?.submitQueuedWrites() }
+        if state.submitsWrites { session?.submitQueuedWrites() }
         writer?.flush()
     }
 
     private func suspend(_ suspension: ClientSession.Suspension) {
         guard let context, let session else { return }
         session.submitQueuedWrites()
-        phase = .suspended
+        state.suspended()
         updateReading()
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let started = requests.run {
@@ -215,11 +202,12 @@ package final class ConnectionHandler: ChannelInboundHandler {
         after suspension: ClientSession.Suspension,
         with result: Result<Sharedstate_V1_Response.OneOf_Result?, SharedStateError>
     ) {
-        guard phase != .closed, let session else { return }
+        guard let session else { return }
+        let next = state.resumed()
+        guard next != .ignore else { return }
         session.finish(suspension, with: result)
         writer?.flush()
-        guard phase == .suspended else { return }
-        phase = .serving
+        guard next == .answerAndServe else { return }
         updateReading()
         handleWaiting()
     }
@@ -227,26 +215,23 @@ package final class ConnectionHandler: ChannelInboundHandler {
     /// Stops taking requests and closes once the writes already taken are answered, or after
     /// ``drainLimit``.
     private func drain() {
-        guard let context, let writer, phase != .closed, phase != .draining else { return }
-        phase = .draining
+        guard let context, let writer, state.startDraining() else { return }
         setReading(false)
-        waiting.removeAll()
         session?.submitQueuedWrites()
         writer.flush()
         let channel = context.channel
         drainTimeout = context.eventLoop.scheduleTask(in: Self.drainLimit) { channel.close(promise: nil) }
-        writer.whenAllAnswered { channel.close(promise: nil) }
+        if !writer.notifyWhenAllAnswered() { channel.close(promise: nil) }
     }
 
     /// Sends `error` as the last frame and closes; logs it at info level when `isNotable` (a
     /// connection pushed out by a flood of others is logged at debug level only, so the flood does
     /// not flood the journal too).
     private func fail(_ error: SharedStateError, isNotable: Bool = true) {
-        guard let writer, phase != .closed else { return }
+        guard let writer, state.phase != .closed else { return }
         session?.submitQueuedWrites()
-        phase = .closed
+        _ = state.close()
         setReading(false)
-        waiting.removeAll()
         logger.log(
             level: isNotable ? .info : .debug,
             "closing connection after a protocol error",
@@ -265,14 +250,13 @@ package final class ConnectionHandler: ChannelInboundHandler {
         let tooManyInFlight = writer.answersOwed >= limits.maxWritesInFlightPerConnection
         // Answers going out re-evaluate this only while they are what reading waits for.
         if writer.isWaitingForAnswers != tooManyInFlight { writer.isWaitingForAnswers = tooManyInFlight }
-        let shouldRead = phase == .serving && writer.isWritable && !tooManyInFlight
-        guard shouldRead != isReading else { return }
-        setReading(shouldRead)
+        if let isReading = state.updateReading(isWritable: writer.isWritable, hasTooManyWritesInFlight: tooManyInFlight) {
+            setReading(isReading)
+        }
     }
 
     private func setReading(_ isReading: Bool) {
         // Turning it back on also asks for the next read.
-        self.isReading = isReading
         context?.channel.setOption(ChannelOptions.autoRead, value: isReading).whenFailure { _ in }
     }
 

@@ -21,7 +21,20 @@ import Synchronization
 /// Its queue is bounded by the channel's write-buffer watermarks, counting what waits to go out a
 /// piece at a time: above the high mark the connection counts as backlogged (``isBacklogged``)
 /// until it drains below the low mark.
+///
+/// It tells the connection's handler what happened through the channel's pipeline, as an
+/// ``Event`` (a user inbound event), never by calling it: the writer is the lower part.
 package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
+    /// What the writer tells the handler, through the pipeline, on the event loop.
+    package enum Event: Equatable, Sendable {
+        /// Answers went out while the handler waits for that (``isWaitingForAnswers``).
+        case answersWentOut
+        /// What waits to go out a piece at a time crossed a watermark: ``isWritable`` changed.
+        case pacedOutputChanged
+        /// Every write handed to the engine is answered, after ``notifyWhenAllAnswered()``.
+        case allAnswered
+    }
+
     /// The most one connection hands the socket in one turn of its event loop.
     static let pieceBytes = 256 * 1024
 
@@ -33,8 +46,6 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// drained below the low one).
     private let pacedIsOver = Atomic<Bool>(false)
     private let paced: NIOLoopBoundBox<PacedOutput>
-    /// Called on the event loop when what waits to go out a piece at a time crosses a watermark.
-    private let pacedChanged = Mutex<(@Sendable () -> Void)?>(nil)
     private let resyncCount = Atomic<UInt64>(0)
     private let deliveredCount = Atomic<UInt64>(0)
     /// Tasks handed to the event loop and not yet run: while any is, a response made on the loop
@@ -42,11 +53,9 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let inFlight = Atomic<Int>(0)
     /// Writes handed to the engine and not yet answered.
     private let owed = Atomic<Int>(0)
-    /// Called once nothing is owed any more (at shutdown).
-    private let whenSettled = Mutex<(@Sendable () -> Void)?>(nil)
-    /// Called on the event loop after answers went out, while ``isWaitingForAnswers`` (the
-    /// handler stopped reading until they do).
-    private let afterAnswers = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Whether the handler waits for ``Event/allAnswered`` (at shutdown).
+    private let waitsUntilAllAnswered = Atomic<Bool>(false)
+    /// Whether the handler waits for ``Event/answersWentOut`` (it stopped reading until they do).
     private let waitsForAnswers = Atomic<Bool>(false)
 
     init(channel: any Channel, watermarks: ChannelOptions.Types.WriteBufferWaterMark) {
@@ -85,18 +94,11 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     }
 
     /// Records the channel's writability; returns true when the connection just caught up.
-    /// Called again with the channel's writability after ``whenPacedOutputChanges(_:)``'s callback.
+    /// Called again with the channel's writability after ``Event/pacedOutputChanged``.
     func writabilityChanged(isWritable: Bool) -> Bool {
         channelIsWritable.store(isWritable, ordering: .relaxed)
         let isWritable = self.isWritable
         return backlogged.exchange(!isWritable, ordering: .relaxed) && isWritable
-    }
-
-    /// Calls `body` on the event loop each time what waits to go out a piece at a time crosses a
-    /// watermark; nil stops it (the handler clears it when the connection closes, since `body`
-    /// holds the handler).
-    func whenPacedOutputChanges(_ body: (@Sendable () -> Void)?) {
-        pacedChanged.withLock { $0 = body }
     }
 
     // MARK: From other threads
@@ -119,11 +121,9 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             for answer in answers { answer.appendFrame(to: &frames) }
             emit(frames)
             channel.flush()
-            if owed.subtract(answers.count, ordering: .acquiringAndReleasing).newValue == 0 {
-                whenSettled.withLock { $0.take() }?()
-            }
+            settle(answers.count)
             // Only while the handler waits for it: on the path of every answer otherwise.
-            if waitsForAnswers.load(ordering: .relaxed) { afterAnswers.withLock { $0 }?() }
+            if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
         }
         batch.add(on: channel.eventLoop, counted(answering))
     }
@@ -152,15 +152,8 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// How many writes handed to the engine await their answers.
     var answersOwed: Int { owed.load(ordering: .acquiring) }
 
-    /// Calls `body` on the event loop each time answers have gone out while
-    /// ``isWaitingForAnswers`` is set; nil stops it (the handler clears it when the connection
-    /// closes, since `body` holds the handler).
-    func afterAnswersGoOut(_ body: (@Sendable () -> Void)?) {
-        afterAnswers.withLock { $0 = body }
-    }
-
     /// Whether the handler waits for answers to go out (it stopped reading for too many writes
-    /// in flight), so that ``afterAnswersGoOut(_:)``'s callback runs.
+    /// in flight), so that the writer tells it ``Event/answersWentOut``.
     var isWaitingForAnswers: Bool {
         get { waitsForAnswers.load(ordering: .relaxed) }
         set { waitsForAnswers.store(newValue, ordering: .relaxed) }
@@ -170,9 +163,7 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// suspension): on the event loop.
     func answeredElsewhere(_ count: Int) {
         channel.eventLoop.assertInEventLoop()
-        if owed.subtract(count, ordering: .acquiringAndReleasing).newValue == 0 {
-            whenSettled.withLock { $0.take() }?()
-        }
+        settle(count)
     }
 
     /// Whether the channel takes more without passing its high watermark.
@@ -185,11 +176,31 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         owed.add(count, ordering: .acquiringAndReleasing)
     }
 
-    /// Calls `body` on the event loop once every write handed to the engine has been answered.
-    func whenAllAnswered(_ body: @escaping @Sendable () -> Void) {
+    /// Tells the handler ``Event/allAnswered`` once every write handed to the engine has been
+    /// answered; returns false, telling nothing, when none waits for its answer now.
+    func notifyWhenAllAnswered() -> Bool {
         channel.eventLoop.assertInEventLoop()
-        if owed.load(ordering: .acquiring) == 0 { return body() }
-        whenSettled.withLock { $0 = body }
+        waitsUntilAllAnswered.store(true, ordering: .sequentiallyConsistent)
+        guard owed.load(ordering: .sequentiallyConsistent) > 0 else {
+            waitsUntilAllAnswered.store(false, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Counts `count` writes answered, on the event loop; tells the handler when that was the
+    /// last it waited for.
+    private func settle(_ count: Int) {
+        if owed.subtract(count, ordering: .sequentiallyConsistent).newValue == 0,
+            waitsUntilAllAnswered.exchange(false, ordering: .sequentiallyConsistent)
+        {
+            tell(.allAnswered)
+        }
+    }
+
+    /// Tells the handler `event`, through the pipeline; on the event loop.
+    private func tell(_ event: Event) {
+        channel.pipeline.fireUserInboundEventTriggered(event)
     }
 
     /// Writes a last frame behind everything queued, then closes the connection.
@@ -286,7 +297,7 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         let isOver = wasOver ? bytes > watermarks.low : bytes > watermarks.high
         guard isOver != wasOver else { return }
         pacedIsOver.store(isOver, ordering: .relaxed)
-        pacedChanged.withLock { $0 }?()
+        tell(.pacedOutputChanged)
     }
 }
 

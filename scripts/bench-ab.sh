@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# syncd's own cost and speed, two builds against each other in one run: rounds alternate between
+# the builds, each on a fresh database, so the machine's noise falls on both alike. Each round
+# takes `syncctl bench put` (4 connections × pipeline 16, and 1 × 1) and `syncctl bench fanout`
+# (1 writer × 16 in flight → 8 subscriber processes), 100 B values, and syncd's CPU time per
+# operation from /proc (what it spent, whatever the clients spent). Prints every round, then the
+# median per build.
+#
+#   scripts/bench-ab.sh OLD_SYNCD NEW_SYNCD [ROUNDS] [PUTS]
+#
+# OLD_SYNCD and NEW_SYNCD are syncd binaries (release builds: copy .build/release/syncd aside
+# before the change). Both are driven by this checkout's release syncctl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+old=$1 new=$2 rounds=${3:-3} puts=${4:-100000}
+swift build -c release --product syncctl >/dev/null
+syncctl="$(swift build -c release --show-bin-path)/syncctl"
+
+work=$(mktemp -d /tmp/bench-ab.XXXXXX)
+pid=""
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+ticks=$(getconf CLK_TCK)
+cpu_us() { awk -v hz="$ticks" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
+field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; }
+
+for round in $(seq "$rounds"); do
+    for build in old new; do
+        rm -rf "$work/db"*
+        "${!build}" --socket "$work/s" --database "$work/db" 2>>"$work/syncd.log" &
+        pid=$!
+        until "$syncctl" --socket "$work/s" status >/dev/null 2>&1; do sleep 0.01; done
+        c0=$(cpu_us $pid)
+        s=$("$syncctl" --socket "$work/s" --json bench put --connections 4 --pipeline 16 --count "$puts" --value-size 100 --keys 1000)
+        c1=$(cpu_us $pid)
+        l=$("$syncctl" --socket "$work/s" --json bench put --connections 1 --pipeline 1 --count $((puts / 10)) --value-size 100 --keys 1000)
+        c2=$(cpu_us $pid)
+        f=$("$syncctl" --socket "$work/s" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count $((puts / 2)) --value-size 100)
+        c3=$(cpu_us $pid)
+        kill $pid; wait $pid 2>/dev/null || true; pid=""
+        echo "round $round $build: puts/s $(field ops_per_sec <<<"$s") cpu/put $(per_op "$c0" "$c1" "$puts")" \
+            "lone-p50 $(field p50_us <<<"$l") cpu/lone $(per_op "$c1" "$c2" $((puts / 10)))" \
+            "events/s $(field delivered_per_sec <<<"$f") cpu/event $(per_op "$c2" "$c3" $((puts / 2 * 8)))" | tee -a "$work/rounds"
+    done
+done
+python3 - "$work/rounds" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    words = line.split()
+    build = words[2].rstrip(":")
+    values = dict(zip(words[3::2], map(float, words[4::2])))
+    for name, value in values.items():
+        rows.setdefault(name, {}).setdefault(build, []).append(value)
+print()
+print("| median of the rounds | old | new | new / old |")
+print("| --- | --- | --- | --- |")
+for name, builds in rows.items():
+    old, new = statistics.median(builds["old"]), statistics.median(builds["new"])
+    print(f"| {name} | {old:,.2f} | {new:,.2f} | {new / old:.3f} |")
+PY
