@@ -1,6 +1,7 @@
-/// Reads protobuf fields from a message's bytes in place, for the one message decoded by hand on
-/// a hot path (the client's watch events, `WatchEventFrame`) instead of through SwiftProtobuf's
-/// generic decoding; field numbers are in ``WireFields``. Each read returns nil when the bytes end
+/// Reads protobuf fields from a message's bytes in place, for the few messages each side decodes
+/// by hand on its hot path (syncd's puts, `DecodedPut`; the client's watch events,
+/// `WatchEventFrame`) instead of through SwiftProtobuf's generic decoding; field numbers are in
+/// ``WireFields``. Each read returns nil when the bytes end
 /// too soon or are not in the expected shape; the caller then leaves the whole frame to
 /// SwiftProtobuf.
 package struct ProtobufFieldReader {
@@ -18,6 +19,7 @@ package struct ProtobufFieldReader {
     }
 
     /// The one-byte key of field `number` (below 16) of `type`.
+    @inlinable
     package static func tag(_ number: UInt8, _ type: WireType) -> UInt8 {
         number << 3 | type.rawValue
     }

@@ -8,10 +8,12 @@ import NIOCore
 /// It writes into memory the caller sized with ``varintSize(_:)`` and the other sizes, so a
 /// message takes one allocation of the exact size.
 package struct ProtobufFieldWriter {
-    private let base: UnsafeMutableRawPointer
+    // Inlined into the encoders in other modules: each is a few instructions, called per byte.
+    @usableFromInline let base: UnsafeMutableRawPointer
     /// How many bytes it has written.
-    package private(set) var offset = 0
+    package var offset = 0
 
+    @inlinable
     package init(base: UnsafeMutableRawPointer) {
         self.base = base
     }
@@ -19,28 +21,33 @@ package struct ProtobufFieldWriter {
     // MARK: Sizes
 
     /// The bytes `value` takes as a varint: one per 7 bits, at least one.
+    @inlinable
     package static func varintSize(_ value: UInt64) -> Int {
         (64 - (value | 1).leadingZeroBitCount + 6) / 7
     }
 
     /// The bytes of a varint field (key and value); none for 0, which proto3 leaves out.
+    @inlinable
     package static func varintFieldSize(_ value: UInt64) -> Int {
         value == 0 ? 0 : 1 + varintSize(value)
     }
 
     /// The bytes of a length-delimited field's length and its `count` bytes of contents.
+    @inlinable
     package static func lengthDelimitedSize(_ count: Int) -> Int {
         varintSize(UInt64(count)) + count
     }
 
     // MARK: Writing
 
+    @inlinable
     package mutating func byte(_ value: UInt8) {
         base.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
         offset += 1
     }
 
     /// The one varint writer of the hand codecs.
+    @inlinable
     package mutating func varint(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
@@ -51,15 +58,18 @@ package struct ProtobufFieldWriter {
     }
 
     /// The key of field `number` (see ``WireFields``) of wire type `type`.
+    @inlinable
     package mutating func key(_ number: UInt8, _ type: ProtobufFieldReader.WireType) {
         byte(ProtobufFieldReader.tag(number, type))
     }
 
+    @inlinable
     package mutating func varintField(_ number: UInt8, _ value: UInt64) {
         key(number, .varint)
         varint(value)
     }
 
+    @inlinable
     package mutating func bytesField(_ number: UInt8, _ bytes: UnsafeRawBufferPointer) {
         key(number, .lengthDelimited)
         varint(UInt64(bytes.count))

@@ -3,36 +3,56 @@
 /// those: every other message goes through SwiftProtobuf. All are below 16, so each field's key
 /// is one byte.
 package enum WireFields {
+    /// `ClientFrame`.
+    package enum ClientFrame {
+        @inlinable package static var request: UInt8 { 2 }
+    }
+
+    /// `Request`, for puts.
+    package enum Request {
+        @inlinable package static var id: UInt8 { 1 }
+        @inlinable package static var put: UInt8 { 3 }
+    }
+
+    /// `PutRequest`.
+    package enum PutRequest {
+        @inlinable package static var key: UInt8 { 1 }
+        @inlinable package static var value: UInt8 { 2 }
+        @inlinable package static var ifVersion: UInt8 { 3 }
+        @inlinable package static var ephemeral: UInt8 { 4 }
+        @inlinable package static var cause: UInt8 { 5 }
+    }
+
     /// `ServerFrame`.
     package enum ServerFrame {
-        package static let event: UInt8 = 3
+        @inlinable package static var event: UInt8 { 3 }
     }
 
     /// `WatchEvent`: a revision's frame, and the change log's row (without `watchID`).
     package enum WatchEvent {
-        package static let watchID: UInt8 = 1
-        package static let kind: UInt8 = 2
-        package static let revision: UInt8 = 3
-        package static let changes: UInt8 = 4
-        package static let writerSession: UInt8 = 6
-        package static let cause: UInt8 = 7
+        @inlinable package static var watchID: UInt8 { 1 }
+        @inlinable package static var kind: UInt8 { 2 }
+        @inlinable package static var revision: UInt8 { 3 }
+        @inlinable package static var changes: UInt8 { 4 }
+        @inlinable package static var writerSession: UInt8 { 6 }
+        @inlinable package static var cause: UInt8 { 7 }
     }
 
     /// `Change`.
     package enum Change {
-        package static let type: UInt8 = 1
-        package static let entry: UInt8 = 2
-        package static let previous: UInt8 = 3
-        package static let previousCompacted: UInt8 = 4
+        @inlinable package static var type: UInt8 { 1 }
+        @inlinable package static var entry: UInt8 { 2 }
+        @inlinable package static var previous: UInt8 { 3 }
+        @inlinable package static var previousCompacted: UInt8 { 4 }
     }
 
     /// `Entry`.
     package enum Entry {
-        package static let key: UInt8 = 1
-        package static let value: UInt8 = 2
-        package static let version: UInt8 = 3
-        package static let createRevision: UInt8 = 4
-        package static let modRevision: UInt8 = 5
-        package static let ephemeralSession: UInt8 = 6
+        @inlinable package static var key: UInt8 { 1 }
+        @inlinable package static var value: UInt8 { 2 }
+        @inlinable package static var version: UInt8 { 3 }
+        @inlinable package static var createRevision: UInt8 { 4 }
+        @inlinable package static var modRevision: UInt8 { 5 }
+        @inlinable package static var ephemeralSession: UInt8 { 6 }
     }
 }

@@ -29,7 +29,7 @@ package extension StateEngine {
     func submit(
         _ requests: [(id: UInt64, request: WriteRequest, cause: String)],
         by writer: WriterIdentity? = nil,
-        answeringTo target: some WriteAnswerTarget,
+        answeringTo target: any WriteAnswerTarget,
         mayCommitHere: Bool = false
     ) {
         guard !requests.isEmpty else { return }

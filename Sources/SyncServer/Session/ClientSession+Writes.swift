@@ -29,7 +29,7 @@ package extension ClientSession {
         }
     }
 
-    private func putOperation(_ key: String, _ value: Data, ifVersion: UInt64?, isEphemeral: Bool, limits: Limits) throws(SharedStateError)
+    func putOperation(_ key: String, _ value: Data, ifVersion: UInt64?, isEphemeral: Bool, limits: Limits) throws(SharedStateError)
         -> WriteRequest.WriteOperation
     {
         try KeyRules.validateKey(key, limits: limits)

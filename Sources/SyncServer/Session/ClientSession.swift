@@ -96,6 +96,10 @@ package final class ClientSession {
 
     /// Handles one inbound frame.
     func receive(_ payload: ByteBuffer) -> Step {
+        // Most frames are puts: read by hand, the rest through SwiftProtobuf.
+        if hasGreeted, let put = DecodedPut(frame: payload) {
+            return serve(put.requestID) { call throws(SharedStateError) in try put.serve(in: self, as: call) }
+        }
         let frame: Sharedstate_V1_ClientFrame
         do {
             frame = try Frame.decode(Sharedstate_V1_ClientFrame.self, from: payload)
