@@ -1,8 +1,5 @@
 import Foundation
 import SyncEngine
-import SyncEtcd
-import SyncSQLite
-import SyncServer
 
 #if canImport(Glibc)
     import Glibc

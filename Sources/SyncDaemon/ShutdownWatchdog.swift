@@ -1,9 +1,5 @@
 import Foundation
 import Logging
-import SyncEngine
-import SyncEtcd
-import SyncSQLite
-import SyncServer
 
 /// Says where syncd waits when it has stopped serving but has not finished: once armed, if it is
 /// not disarmed within `delay`, it logs the step of the shutdown syncd is in and every thread of

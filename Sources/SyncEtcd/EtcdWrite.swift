@@ -1,7 +1,6 @@
 import EtcdClient
 import Foundation
 import SharedStateWire
-import SyncEngine
 
 /// A syncd write request as etcd runs it, and how to read etcd's answer as syncd's.
 ///

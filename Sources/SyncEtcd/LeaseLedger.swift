@@ -1,5 +1,4 @@
 import Foundation
-import SyncEngine
 
 /// The etcd leases this syncd holds for its sessions, in a file beside its lock file, so that the
 /// next syncd on this host can revoke them as soon as it starts.

@@ -1,6 +1,5 @@
 import Logging
 import ServiceLifecycle
-import SyncEngine
 
 /// Checkpoints the write-ahead log every `interval`, off the commit path; see
 /// ``Storage/checkpoint()``. Stops first at shutdown; the storage's close does the final one.

@@ -1,6 +1,5 @@
 import GRDB
 import Logging
-import SyncEngine
 import Synchronization
 
 /// SQLite's own error log (`SQLITE_CONFIG_LOG`), sent to syncd's log with each report's code, and

@@ -1,5 +1,4 @@
 import GRDB
-import SyncEngine
 import Synchronization
 
 /// Keeping the write-ahead log small without holding up commits.

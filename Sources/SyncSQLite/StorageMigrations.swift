@@ -1,5 +1,4 @@
 import GRDB
-import SyncEngine
 
 /// The schema of syncd's database, as migrations that never change once released.
 ///

@@ -2,8 +2,6 @@ import EtcdClient
 import Foundation
 import SyncEngine
 import SyncEtcd
-import SyncSQLite
-import SyncServer
 
 /// Which backend syncd keeps its state in (`--backend`, or `"backend"` in the configuration file).
 public enum BackendConfiguration: Sendable, Equatable {

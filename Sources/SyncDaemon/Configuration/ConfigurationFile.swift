@@ -2,8 +2,6 @@ import Foundation
 import Logging
 import SharedStateWire
 import SyncEngine
-import SyncEtcd
-import SyncSQLite
 import SyncServer
 
 /// syncd's optional configuration file: JSON, read at start and again on SIGHUP.

@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import SharedStateWire
 import SyncEngine
-import SyncEtcd
 import SyncSQLite
 import SyncServer
 

@@ -1,8 +1,5 @@
 import Foundation
 import Logging
-import SyncEngine
-import SyncEtcd
-import SyncSQLite
 import SyncServer
 
 /// Writes syncd's log to standard error, one line per message, in the form journald reads when

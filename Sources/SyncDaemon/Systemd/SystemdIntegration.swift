@@ -1,9 +1,7 @@
 import Logging
 import ServiceLifecycle
 import SyncEngine
-import SyncEtcd
 import SyncSQLite
-import SyncServer
 import Synchronization
 import UnixSignals
 

@@ -1,9 +1,5 @@
 import Foundation
 import SharedStateWire
-import SyncEngine
-import SyncEtcd
-import SyncSQLite
-import SyncServer
 
 #if canImport(Glibc)
     import Glibc

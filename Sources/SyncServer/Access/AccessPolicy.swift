@@ -1,6 +1,5 @@
 import Foundation
 import SharedStateWire
-import SyncEngine
 
 #if canImport(Glibc)
     import Glibc

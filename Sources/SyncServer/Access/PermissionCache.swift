@@ -1,4 +1,3 @@
-import SyncEngine
 import Synchronization
 
 /// One connection's permissions under the policy in force, worked out again only when a reload

@@ -1,5 +1,4 @@
 import Foundation
-import SyncEngine
 
 #if canImport(Glibc)
     import Glibc

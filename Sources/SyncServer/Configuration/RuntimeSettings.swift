@@ -1,6 +1,5 @@
 import Logging
 import SharedStateWire
-import SyncEngine
 import Synchronization
 
 /// The settings syncd may change while it runs (on SIGHUP): the log level, the limits and the access

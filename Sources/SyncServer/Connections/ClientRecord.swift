@@ -1,5 +1,4 @@
 import SharedStateWire
-import SyncEngine
 import Synchronization
 
 /// What syncd knows about one connected client, for `syncctl clients`.

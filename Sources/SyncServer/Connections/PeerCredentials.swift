@@ -1,5 +1,4 @@
 import NIOCore
-import SyncEngine
 
 #if canImport(Glibc)
     import Glibc

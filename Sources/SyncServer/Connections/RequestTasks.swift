@@ -1,4 +1,3 @@
-import SyncEngine
 import Synchronization
 
 /// The requests that wait (backup, compaction, replays, restores, file transfers), as tasks the

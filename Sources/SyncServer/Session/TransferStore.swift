@@ -1,6 +1,5 @@
 import Foundation
 import SharedStateWire
-import SyncEngine
 
 /// The backup downloads and restore uploads of one connection: temporary files next to the
 /// database, removed when the transfer ends or the connection closes.
