@@ -15,8 +15,6 @@ extension DecodedPut: ClientRequest {
     package func serve(in session: ClientSession, as call: ClientSession.Call) throws(SharedStateError) -> ClientSession.Step {
         try RequestRules.validateCause(cause)
         let operation = try session.putOperation(key, value, ifVersion: ifVersion, isEphemeral: isEphemeral, limits: call.limits)
-        try session.requireWrite(key, call.access)
-        session.queuedWrites.append((call.id, operation.request, cause))
-        return .next
+        return try session.queue(operation, cause: cause, call)
     }
 }

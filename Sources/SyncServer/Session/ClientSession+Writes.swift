@@ -9,9 +9,14 @@ package extension ClientSession {
     /// when it commits.
     func queueWrite(_ operation: Sharedstate_V1_Operation.OneOf_Kind, cause: String, _ call: Call) throws(SharedStateError) -> Step {
         try RequestRules.validateCause(cause)
-        let checked = try writeOperation(operation, limits: call.limits)
-        try requireWrite(checked.key, call.access)
-        queuedWrites.append((call.id, checked.request, cause))
+        return try queue(writeOperation(operation, limits: call.limits), cause: cause, call)
+    }
+
+    /// Queues a put or delete already checked against the limits, once the caller may write its
+    /// key; it is answered when it commits.
+    func queue(_ operation: WriteRequest.WriteOperation, cause: String, _ call: Call) throws(SharedStateError) -> Step {
+        try requireWrite(operation.key, call.access)
+        queuedWrites.append((call.id, operation.request, cause))
         return .next
     }
 
