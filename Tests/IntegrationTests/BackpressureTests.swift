@@ -59,7 +59,7 @@ import Testing
         let daemon = try await DaemonProcess(scratch, extraArguments: ["--config", scratch.file("syncd.json")])
         let value = "\"" + String(repeating: "v", count: 1_000) + "\""
         _ = try await syncctl(["put", "big", value], scratch: scratch)
-        let before = try residentBytes(of: daemon.child.process.processIdentifier)
+        let before = try residentBytes(of: daemon.child.pid)
 
         let connection = try RawConnection(path: scratch.socket)
         #expect(try await connection.greet(name: "never-reads"))
@@ -79,7 +79,7 @@ import Testing
         // Everyone else is served meanwhile.
         #expect(try await syncctl(["put", "other", "1"], scratch: scratch).status == 0)
         #expect(try await syncctl(["get", "other"], scratch: scratch).stdout == "1\n")
-        let grown = try residentBytes(of: daemon.child.process.processIdentifier) - before
+        let grown = try residentBytes(of: daemon.child.pid) - before
         #expect(grown < 64 << 20, "syncd grew by \(grown >> 20) MB")
         withExtendedLifetime(connection) {}
         try await daemon.stop()

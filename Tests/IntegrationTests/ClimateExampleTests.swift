@@ -42,7 +42,7 @@ import Testing
         let lastLine = try #require(heaterHistory.stdout.split(separator: "\n").last, "\(heaterHistory.stderr)")
         let lastWrite = try #require(try JSONSerialization.jsonObject(with: Data(lastLine.utf8)) as? [String: Any])
         #expect(lastWrite["client"] as? String == "thermostat")
-        #expect(lastWrite["pid"] as? Int == Int(thermostat.process.processIdentifier))
+        #expect(lastWrite["pid"] as? Int == Int(thermostat.pid))
         #expect((lastWrite["cause"] as? String)?.hasPrefix("Thermostat: ") == true, "\(lastWrite)")
         let patch = try #require(lastWrite["patch"] as? [[String: Any]], "\(lastWrite)")
         #expect(patch.allSatisfy { ($0["path"] as? String)?.hasPrefix("/") == true }, "\(patch)")

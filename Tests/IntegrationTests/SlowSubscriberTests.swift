@@ -93,10 +93,10 @@ import Testing
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
 
         let rateBefore = try await write(2000, from: 0, with: writer)
-        let memoryBefore = try residentBytes(of: daemon.child.process.processIdentifier)
+        let memoryBefore = try residentBytes(of: daemon.child.pid)
         frozen.signal(SIGSTOP)
         let rateWhileFrozen = try await write(8000, from: 2000, with: writer)
-        let memoryWhileFrozen = try residentBytes(of: daemon.child.process.processIdentifier)
+        let memoryWhileFrozen = try residentBytes(of: daemon.child.pid)
 
         // Writers keep their pace (a ratio within this run, generous for a shared machine) and
         // syncd does not buffer the frozen subscriber's backlog (8,000 changes of ~420 B ≈ 3.4 MB).
@@ -179,7 +179,7 @@ import Testing
         try await waitForWatches(1, scratch: scratch)
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
 
-        try await expectBoundedMemory(of: consumer.process.processIdentifier, named: "slow reducer", whileLoadingWith: writer)
+        try await expectBoundedMemory(of: consumer.pid, named: "slow reducer", whileLoadingWith: writer)
 
         var final: [String: Int] = [:]
         for entry in try await writer.list(prefix: "load/").entries {

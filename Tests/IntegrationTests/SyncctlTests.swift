@@ -120,7 +120,7 @@ import Testing
         let list = try #require(try JSONSerialization.jsonObject(with: Data(clients.stdout.utf8)) as? [[String: Any]])
         #expect(list.count == 2)
         let watcher = try #require(list.first { $0["watches"] as? Int == 1 })
-        #expect(watcher["pid"] as? Int == Int(watch.process.processIdentifier))
+        #expect(watcher["pid"] as? Int == Int(watch.pid))
         #expect(watcher["uid"] as? Int == Int(getuid()))
         #expect(watcher["name"] as? String == "syncctl")
         try await daemon.stop()

@@ -64,7 +64,8 @@ final class Scratch {
 
 /// A child process whose output goes to files; killed if still running when released.
 final class ChildProcess {
-    let process = Process()
+    /// Its process id.
+    let pid: pid_t
     let stdoutPath: String
     let stderrPath: String
     let name: String
@@ -88,8 +89,6 @@ final class ChildProcess {
         stderrPath = stdoutPath + ".err"
         _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var environment = environment ?? ProcessInfo.processInfo.environment
         if environment["SYNCD_SOCKET"] != nil { environment["SYNCD_SOCKET"] = nil }
         environment["SYNCD_DATABASE"] = nil
@@ -100,44 +99,28 @@ final class ChildProcess {
         } else {
             environment["JOURNAL_STREAM"] = nil
         }
-        process.environment = environment
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
         if let stdin {
-            let pipe = Pipe()
-            process.standardInput = pipe
-            try Self.spawning.withLock { try process.run() }
-            pipe.fileHandleForWriting.write(Data(stdin.utf8))
-            try pipe.fileHandleForWriting.close()
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw TestFailure("cannot make a pipe for \(name)'s input") }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            defer { close(ends[0]) }
+            pid = try Spawn.start(
+                executable, arguments, environment: environment, stdin: ends[0], stdoutPath: stdoutPath, stderrPath: stderrPath)
+            let input = FileHandle(fileDescriptor: ends[1], closeOnDealloc: true)
+            input.write(Data(stdin.utf8))
+            try input.close()
         } else {
-            process.standardInput = FileHandle.nullDevice
-            try Self.spawning.withLock { try process.run() }
+            pid = try Spawn.start(
+                executable, arguments, environment: environment, stdin: nil, stdoutPath: stdoutPath, stderrPath: stderrPath)
         }
     }
-
-    /// Held while a child is spawned. One full-suite run in about thirty crashed inside
-    /// Foundation's `Process.run()` (a `memmove` past the end of a page) while Foundation's own
-    /// thread handled another child's exit; spawning one at a time is a mitigation, not a proven
-    /// cure. A spawn takes about a millisecond, so the tests do not notice the wait.
-    private static let spawning = NSLock()
 
     var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
     var isRunning: Bool { exitStatus == nil }
 
     /// The status the process exited with (its signal when a signal ended it), or nil while it runs.
-    ///
-    /// Foundation's `Process` on Linux learns of an exit when a socket the child inherited closes;
-    /// a process spawned meanwhile from another thread can inherit that socket too, and then the
-    /// exit goes unnoticed until that other process ends. So an exited child that Foundation has
-    /// not reaped is read from the kernel: a zombie's `/proc/PID/stat` holds its wait status.
-    var exitStatus: Int32? {
-        if !process.isRunning { return process.terminationStatus }
-        let fields = Self.statFields(process.processIdentifier)
-        // Field 3 is the state; field 52, the exit code in waitpid's form.
-        guard fields.count >= 50, fields[0] == "Z", let status = Int32(fields[49]) else { return nil }
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
-    }
+    var exitStatus: Int32? { Spawn.exitStatus(of: pid) }
 
     /// The fields of `/proc/PID/stat` from the third (the state) on; empty when it cannot be read.
     private static func statFields(_ pid: Int32) -> [Substring] {
@@ -154,8 +137,8 @@ final class ChildProcess {
         while true {
             if let status = exitStatus { return status }
             if ContinuousClock.now > deadline {
-                let diagnosis = Self.diagnose(process.processIdentifier)
-                kill(process.processIdentifier, SIGKILL)
+                let diagnosis = Self.diagnose(pid)
+                kill(pid, SIGKILL)
                 throw TestFailure("\(name) did not exit within \(timeout); stderr: \(stderr)\n\(diagnosis)")
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -174,15 +157,16 @@ final class ChildProcess {
             lines.append("thread \(task) \(read("/proc/\(pid)/task/\(task)/comm")): \(read("/proc/\(pid)/task/\(task)/wchan"))")
         }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
-            let gdb = Process()
-            gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
-            gdb.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 25"]
-            let output = Pipe()
-            gdb.standardOutput = output
-            gdb.standardError = FileHandle.nullDevice
-            if (try? gdb.run()) != nil {
-                // Read to the end rather than wait for the exit, for the reason `exitStatus` gives.
-                lines.append(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            let output = "/tmp/ssi-gdb-\(pid)-\(UUID().uuidString.prefix(4)).txt"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            if let gdb = try? Spawn.start(
+                "/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 25"],
+                environment: ProcessInfo.processInfo.environment, stdin: nil, stdoutPath: output, stderrPath: "/dev/null")
+            {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while Spawn.exitStatus(of: gdb) == nil && ContinuousClock.now < deadline { usleep(10_000) }
+                if Spawn.exitStatus(of: gdb) == nil { kill(gdb, SIGKILL) }
+                lines.append((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
             }
         }
         return lines.joined(separator: "\n")
@@ -192,7 +176,7 @@ final class ChildProcess {
     private static let sqliteMisuse = "SQLite error: API misuse"
 
     func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        kill(pid, signal)
     }
 
     deinit {
@@ -200,8 +184,7 @@ final class ChildProcess {
         let misuses = stderr.split(separator: "\n").filter { $0.contains(Self.sqliteMisuse) }
         #expect(misuses.isEmpty, "\(name) logged SQLite API misuse: \(misuses.joined(separator: "\n"))")
         guard isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        // Not `waitUntilExit()`: it waits for Foundation to notice, which may take as long as another process lives.
+        kill(pid, SIGKILL)
         let deadline = ContinuousClock.now + .seconds(5)
         while isRunning && ContinuousClock.now < deadline { usleep(1_000) }
     }

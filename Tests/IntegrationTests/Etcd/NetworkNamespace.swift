@@ -70,15 +70,20 @@ final class NetworkNamespace {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ip)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errors = "/tmp/ssi-ip-\(UUID().uuidString.prefix(8)).err"
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let pid = try Spawn.start(
+            ip, arguments, environment: ProcessInfo.processInfo.environment, stdin: nil, stdoutPath: "/dev/null", stderrPath: errors)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while Spawn.exitStatus(of: pid) == nil {
+            guard ContinuousClock.now < deadline else {
+                kill(pid, SIGKILL)
+                throw TestFailure("ip \(arguments.joined(separator: " ")) did not finish within 20 s")
+            }
+            usleep(1_000)
+        }
+        guard Spawn.exitStatus(of: pid) == 0 else {
+            let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
             throw TestFailure("ip \(arguments.joined(separator: " ")) failed: \(message)")
         }
     }
