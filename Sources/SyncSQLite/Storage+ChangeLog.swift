@@ -9,12 +9,12 @@ package extension Storage {
         try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
-                sql: "SELECT body FROM changes WHERE revision > ? AND revision <= ? ORDER BY revision",
-                arguments: [Int64(revision), Int64(lastRevision)]
+                sql: "SELECT \(Self.logColumns) FROM changes WHERE revision > ? ORDER BY revision",
+                arguments: [Int64(revision)]
             )
             var result: [CommittedRevision] = []
-            while let row = try rows.next() {
-                result.append(try CommittedRevision(logRecord: row[0]))
+            while let row = try rows.next(), UInt64(row[0] as Int64) <= lastRevision {
+                result += try Self.loggedRevisions(row).filter { $0.revision > revision && $0.revision <= lastRevision }
             }
             return result
         }
@@ -27,20 +27,22 @@ package extension Storage {
     func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
         guard !keys.isEmpty else { return [:] }
         return try await withReader { db in
+            let compacted = try Self.meta("compacted_revision", db)
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT body FROM changes
-                    WHERE revision <= ? AND revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
+                    SELECT \(Self.logColumns) FROM changes
+                    WHERE coalesce(first_revision, revision) <= ? AND revision > ?
                     ORDER BY revision DESC
                     """,
-                arguments: [Int64(revision)]
+                arguments: [Int64(revision), Int64(compacted)]
             )
             var found: [String: Entry?] = [:]
             while found.count < keys.count, let row = try rows.next() {
-                let logged = try CommittedRevision(logRecord: row[0])
-                for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
-                    found[change.key] = .some(change.type == .put ? change.entry : nil)
+                for logged in try Self.loggedRevisions(row).reversed() where logged.revision <= revision && logged.revision > compacted {
+                    for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
+                        found[change.key] = .some(change.type == .put ? change.entry : nil)
+                    }
                 }
             }
             return found
@@ -51,22 +53,23 @@ package extension Storage {
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
         try await withReader { db in
+            let compacted = try Self.meta("compacted_revision", db)
             let rows = try Row.fetchCursor(
                 db,
-                sql: """
-                    SELECT body FROM changes WHERE revision > (SELECT value FROM meta WHERE name = 'compacted_revision')
-                    ORDER BY revision DESC
-                    """
+                sql: "SELECT \(Self.logColumns) FROM changes WHERE revision > ? ORDER BY revision DESC",
+                arguments: [Int64(compacted)]
             )
             var found: [LoggedChange] = []
             var sessions: Set<UInt64> = []
-            while let row = try rows.next() {
-                let revision = try CommittedRevision(logRecord: row[0])
-                for change in revision.changes where change.key == key {
-                    found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
-                    sessions.insert(revision.writerSession)
+            rows: while let row = try rows.next() {
+                for revision in try Self.loggedRevisions(row).reversed() where revision.revision > compacted {
+                    // Newest first, so that the change log's order comes back with one reversal.
+                    for change in revision.changes.reversed() where change.key == key {
+                        found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
+                        sessions.insert(revision.writerSession)
+                    }
+                    if let limit, found.count >= limit { break rows }
                 }
-                if let limit, found.count >= limit { break }
             }
             // Who the sessions were, recorded with their first revisions.
             sessions.remove(0)

@@ -53,6 +53,9 @@ package final class Storage: Sendable {
     let checkpointer = Mutex(Checkpointer.notOpened)
     private let materialization: MaterializationPolicy
     private let unmaterialized = Mutex(Unmaterialized())
+    /// The last revision the change log holds (or `entries` reflects): the next commit starts
+    /// after it.
+    private let lastLogged = Mutex<UInt64>(0)
 
     /// Makes SQLite's `unix-excl` file system the process's default, once, before the first
     /// database opens. It locks a database file for the process that opens it, for as long as it
@@ -106,6 +109,10 @@ package final class Storage: Sendable {
                 throw StorageError(path: path, message: "written by a newer syncd; its schema is unknown to this version")
             }
             try migrator.migrate(pool)
+            let lastLogged = try pool.read { db in
+                max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
+            }
+            self.lastLogged.withLock { $0 = lastLogged }
             // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
             // the durability setting afterwards, on the writer connection.
             try pool.writeWithoutTransaction { db in
@@ -153,32 +160,40 @@ package final class Storage: Sendable {
         return loaded
     }
 
-    /// Commits consecutive revisions in one transaction, appending each to the change log.
-    /// Nothing is written if it throws.
+    /// Commits consecutive revisions in one transaction, as one row of the change log (a
+    /// ``LogSegment``). Nothing is written if it throws.
     ///
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
     func commit(_ revisions: [CommittedRevision], recording writers: [WriterIdentity] = []) throws {
-        guard let last = revisions.last else { return }
+        guard let first = revisions.first, let last = revisions.last else { return }
+        // Each revision in exactly one row: a row's revisions are found from its first and last.
+        guard zip(revisions, revisions.dropFirst()).allSatisfy({ $1.revision &- $0.revision == 1 }) else {
+            throw StorageError(path: path, message: "a commit's revisions must be consecutive: \(revisions.map(\.revision))")
+        }
+        let logged = lastLogged.withLock { $0 }
+        guard first.revision == logged &+ 1 else {
+            throw StorageError(path: path, message: "revision \(first.revision) does not follow the change log's last, \(logged)")
+        }
         try withWriter { db in
             // The transaction's own statements are prepared once too: GRDB's transactions prepare
             // BEGIN and COMMIT again on every commit.
             try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
             do {
-                // Bound through the C API: GRDB's argument arrays cost more than the insert itself.
-                let appendChange = try db.cachedStatement(sql: "INSERT INTO changes (revision, body) VALUES (?, ?)")
-                let handle = appendChange.sqliteStatement
-                for revision in revisions {
-                    let code = revision.logRecord.withUnsafeBytes { body in
-                        sqlite3_reset(handle)
-                        sqlite3_bind_int64(handle, 1, Int64(revision.revision))
-                        // Static: the bytes outlive the step that reads them.
-                        sqlite3_bind_blob(handle, 2, body.baseAddress, Int32(body.count), nil)
-                        defer { sqlite3_clear_bindings(handle) }
-                        return sqlite3_step(handle)
-                    }
-                    guard code == SQLITE_DONE else { throw Self.error(code, db) }
+                // One row for the whole group (a `LogSegment`), bound through the C API: GRDB's
+                // argument arrays cost more than the insert itself.
+                let appendSegment = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)")
+                let handle = appendSegment.sqliteStatement
+                let code = LogSegment.body(of: revisions).withUnsafeBytes { body in
+                    sqlite3_reset(handle)
+                    sqlite3_bind_int64(handle, 1, Int64(last.revision))
+                    sqlite3_bind_int64(handle, 2, Int64(first.revision))
+                    // Static: the bytes outlive the step that reads them.
+                    sqlite3_bind_blob(handle, 3, body.baseAddress, Int32(body.count), nil)
+                    defer { sqlite3_clear_bindings(handle) }
+                    return sqlite3_step(handle)
                 }
+                guard code == SQLITE_DONE else { throw Self.error(code, db) }
                 for writer in writers {
                     try db.cachedStatement(
                         sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
@@ -191,6 +206,7 @@ package final class Storage: Sendable {
                 throw error
             }
         }
+        lastLogged.withLock { $0 = last.revision }
         unmaterialized.withLock { pending in
             for revision in revisions {
                 for change in revision.changes {
@@ -307,19 +323,28 @@ package final class Storage: Sendable {
         var replayedRevisions = 0
         let log = try Row.fetchCursor(
             db,
-            sql: "SELECT body FROM changes WHERE revision > ? ORDER BY revision",
+            sql: "SELECT \(logColumns) FROM changes WHERE revision > ? ORDER BY revision",
             arguments: [Int64(entriesRevision)]
         )
         while let row = try log.next() {
-            let logged = try CommittedRevision(logRecord: row[0])
-            for change in logged.changes {
-                entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+            for logged in try loggedRevisions(row) where logged.revision > entriesRevision {
+                for change in logged.changes {
+                    entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+                }
+                replayed.append(contentsOf: logged.changes)
+                replayedRevisions += 1
+                revision = max(revision, logged.revision)
             }
-            replayed.append(contentsOf: logged.changes)
-            replayedRevisions += 1
-            revision = max(revision, logged.revision)
         }
         return (entries, revision, (replayed, replayedRevisions))
+    }
+
+    /// The columns of a change log row that ``loggedRevisions(_:)`` reads.
+    static let logColumns = "coalesce(first_revision, revision), revision, body"
+
+    /// The revisions a change log row holds, selected with ``logColumns``, in order.
+    static func loggedRevisions(_ row: Row) throws -> [CommittedRevision] {
+        try LogSegment.revisions(in: row[2], first: UInt64(row[0] as Int64), last: UInt64(row[1] as Int64))
     }
 
     /// The size of the database and its write-ahead log, in bytes.

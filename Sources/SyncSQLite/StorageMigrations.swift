@@ -60,6 +60,11 @@ package enum StorageMigrations {
                     """
             )
         }
+        migrator.registerMigration("v5: change log in segments") { db in
+            // A row holds the revisions of one commit group, `first_revision` through `revision`
+            // (see LogSegment); NULL in the rows from before, which hold one revision each.
+            try db.execute(sql: "ALTER TABLE changes ADD COLUMN first_revision INTEGER")
+        }
         return migrator
     }
 }

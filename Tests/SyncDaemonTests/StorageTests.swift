@@ -215,18 +215,22 @@ import Testing
         #expect(soon.isMaterializationDue)
     }
 
-    @Test func aCommitThatFailsHalfwayKeepsNothingOfItsGroup() async throws {
+    @Test func aCommitThatWouldRepeatOrSkipRevisionsKeepsNothingOfItsGroup() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
         let first = CommittedRevision(revision: 1, changes: [.put(entry("a", "1", revision: 1))])
         try storage.commit([first])
-        // Revision 1 again: the second insert fails after the first succeeded.
         let second = CommittedRevision(revision: 2, changes: [.put(entry("b", "2", revision: 2))])
-        #expect(throws: (any Error).self) { try storage.commit([second, first]) }
+        let third = CommittedRevision(revision: 3, changes: [.put(entry("c", "3", revision: 3))])
+        // Revision 1 again, then a gap: each refused whole.
+        #expect(throws: StorageError.self) { try storage.commit([first, second]) }
+        #expect(throws: StorageError.self) { try storage.commit([second, first]) }
+        #expect(throws: StorageError.self) { try storage.commit([third]) }
+        #expect(throws: StorageError.self) { try Storage(path: path, durability: .normal).commit([first]) }
         #expect(try table(path).logRows == 1)
-        try storage.commit([second])
-        #expect(try await storage.changes(after: 0, through: 2).map(\.revision) == [1, 2])
+        try storage.commit([second, third])
+        #expect(try await storage.changes(after: 0, through: 3).map(\.revision) == [1, 2, 3])
     }
 
     @Test func compactionDeletesInChunksUntilDone() async throws {

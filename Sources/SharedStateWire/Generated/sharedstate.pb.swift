@@ -1656,6 +1656,22 @@ public nonisolated struct Sharedstate_V1_WatchEvent: Sendable {
   fileprivate var _error: Sharedstate_V1_Error? = nil
 }
 
+/// A row of syncd's change log (the `changes` table of its SQLite database) that holds the
+/// consecutive revisions of one commit group: each revision's WatchEvent of kind CHANGES, without a
+/// watch id, in order. A row of a single revision holds that WatchEvent alone. Never sent over the
+/// socket; here so that the database's format is written down where the wire's is.
+public nonisolated struct Sharedstate_V1_LogSegment: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var revisions: [Sharedstate_V1_WatchEvent] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "sharedstate.v1"
@@ -4388,6 +4404,36 @@ nonisolated extension Sharedstate_V1_WatchEvent: SwiftProtobuf.Message, SwiftPro
     if lhs._error != rhs._error {return false}
     if lhs.writerSession != rhs.writerSession {return false}
     if lhs.cause != rhs.cause {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_LogSegment: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LogSegment"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revisions\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.revisions) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.revisions.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.revisions, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_LogSegment, rhs: Sharedstate_V1_LogSegment) -> Bool {
+    if lhs.revisions != rhs.revisions {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

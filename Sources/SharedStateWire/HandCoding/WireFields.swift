@@ -38,6 +38,11 @@ package enum WireFields {
         @inlinable package static var cause: UInt8 { 7 }
     }
 
+    /// `LogSegment`: a row of the change log holding several revisions.
+    package enum LogSegment {
+        @inlinable package static var revisions: UInt8 { 1 }
+    }
+
     /// `Change`.
     package enum Change {
         @inlinable package static var type: UInt8 { 1 }

@@ -244,6 +244,12 @@ class ListResponse(_message.Message):
     truncated: bool
     def __init__(self, entries: _Optional[_Iterable[_Union[Entry, _Mapping]]] = ..., revision: _Optional[int] = ..., truncated: bool = ...) -> None: ...
 
+class LogSegment(_message.Message):
+    __slots__ = ["revisions"]
+    REVISIONS_FIELD_NUMBER: _ClassVar[int]
+    revisions: _containers.RepeatedCompositeFieldContainer[WatchEvent]
+    def __init__(self, revisions: _Optional[_Iterable[_Union[WatchEvent, _Mapping]]] = ...) -> None: ...
+
 class MetricsRequest(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
