@@ -46,8 +46,8 @@ import Testing
         writer.expectAnswers(2)
         #expect(writer.notifyWhenAllAnswered())
         func answer(_ id: UInt64) -> [ConnectionWriter.Event] {
-            let batch = DeliveryBatch()
-            writer.receive([WriteAnswer(requestID: id, result: .success(.delete(revision: id)))], in: batch)
+            var batch = DeliveryBatch()
+            writer.receive([WriteAnswer(requestID: id, result: .success(.delete(revision: id)))], in: &batch)
             batch.dispatch()
             channel.embeddedEventLoop.run()
             return events.received

@@ -476,7 +476,7 @@ extension Result where Failure == SharedStateError {
     @Test func aLoneWriteMayCommitOnTheSubmittingThreadAndKeepsOrderWithQueuedOnes() async throws {
         final class Answers: WriteAnswerTarget {
             let received = Mutex<[WriteAnswer]>([])
-            func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
+            func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
                 received.withLock { $0.append(contentsOf: answers) }
             }
         }
@@ -506,7 +506,7 @@ extension Result where Failure == SharedStateError {
         // With synchronous=FULL a commit waits for an fsync: it must never do so on an event loop.
         final class Answers: WriteAnswerTarget {
             let threads = Mutex<[pthread_t]>([])
-            func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
+            func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
                 threads.withLock { $0.append(pthread_self()) }
             }
         }

@@ -84,17 +84,26 @@ package extension StateEngine {
     /// the earliest timed write's submission until the group's events are written to the
     /// watchers goes to ``DaemonMetrics/deliveryLatency``.
     private func commit(_ batch: [PendingWrite], to store: any RevisionStore) -> [Result<WriteOutcome, SharedStateError>] {
-        commit(batch.map(\.request), origins: batch.map(\.origin), timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store)
+        commit(batch, timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store)
     }
 
     /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd
     /// itself when there are none); returns each one's result.
     ///
     /// Only the writer calls it, or a caller that reserved the commit: one group at a time.
-    func commit(
-        _ batch: [WriteRequest], origins: [WriteOrigin] = [], timedSince: ContinuousClock.Instant? = nil, to store: any RevisionStore
+    func commit(_ batch: [WriteRequest], origins: [WriteOrigin] = [], to store: any RevisionStore) -> [Result<
+        WriteOutcome, SharedStateError
+    >] {
+        let pending = batch.enumerated().map { index, request in
+            PendingWrite(request: request, origin: index < origins.count ? origins[index] : .syncd(""), reply: .callback { _ in })
+        }
+        return commit(pending, timedSince: nil, to: store)
+    }
+
+    private func commit(
+        _ batch: [PendingWrite], timedSince: ContinuousClock.Instant?, to store: any RevisionStore
     ) -> [Result<WriteOutcome, SharedStateError>] {
-        let plan = plan(batch, origins: origins)
+        let plan = plan(batch)
         let revisions = plan.revisions
         guard !revisions.isEmpty else { return plan.results }
         do {

@@ -3,7 +3,7 @@ import SharedStateWire
 /// Planning a group of writes against the published entries, for a backend that decides
 /// revisions itself (a ``RevisionStore``).
 package extension StateEngine {
-    /// What ``plan(_:origins:)`` decided.
+    /// What ``plan(_:)`` decided.
     struct Plan {
         /// Each request's result, at its index.
         var results: [Result<WriteOutcome, SharedStateError>] = []
@@ -13,20 +13,20 @@ package extension StateEngine {
         var entries: [String: Entry?] = [:]
     }
 
-    /// Plans each request in order against the published state as the earlier ones of `batch`
-    /// leave it; each request that changes something gets the next revision. `origins` names
-    /// the writer of the request at each index (syncd itself when there are none).
+    /// Plans each write in order against the published state as the earlier ones of `batch`
+    /// leave it; each write that changes something gets the next revision, made by its origin.
     ///
     /// Only the writer calls it, one group at a time: nothing else publishes meanwhile.
-    func plan(_ batch: [WriteRequest], origins: [WriteOrigin] = []) -> Plan {
+    func plan(_ batch: [PendingWrite]) -> Plan {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: Entry?] = [:]
         var revision = published.withLock { $0.revision }
         plan.results.reserveCapacity(batch.count)
 
-        for (index, var request) in batch.enumerated() {
-            let origin = index < origins.count ? origins[index] : .syncd("")
+        for pending in batch {
+            var request = pending.request
+            let origin = pending.origin
             if case .expireEphemeral(let session?, _) = request {
                 var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
                 for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }

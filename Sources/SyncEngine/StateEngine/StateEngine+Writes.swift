@@ -41,8 +41,8 @@ package extension StateEngine {
                 reply: .answer(requestID: request.id, target: target), timedSince: index == 0 ? timedSince : nil)
         }
         if !take(pending, mayCommitHere: mayCommitHere) {
-            let batch = DeliveryBatch()
-            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: batch)
+            var batch = DeliveryBatch()
+            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: &batch)
             batch.dispatch()
         }
     }

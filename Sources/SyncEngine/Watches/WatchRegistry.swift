@@ -128,6 +128,7 @@ package struct WatchRegistry {
     mutating func deliver(
         _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)? = nil
     ) -> Int {
+        guard !watches.isEmpty else { return 0 }
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
         var backlogged: [ObjectIdentifier: Bool] = [:]
         // Watches that take a whole revision under the same id get the same bytes: clients number
@@ -146,10 +147,10 @@ package struct WatchRegistry {
                 deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
             }
         }
-        let batch = DeliveryBatch()
+        var batch = DeliveryBatch()
         var delivered = 0
         for outbox in outboxes.values {
-            outbox.subscriber.send(outbox.frames, in: batch)
+            outbox.subscriber.send(outbox.frames, in: &batch)
             outbox.subscriber.countDelivered(outbox.frames.count)
             delivered += outbox.frames.count
         }
@@ -238,9 +239,9 @@ package struct WatchRegistry {
             let frame = WatchFrames.progress(watchID: watch.id, revision: revision)
             outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
         }
-        let batch = DeliveryBatch()
+        var batch = DeliveryBatch()
         for outbox in outboxes.values {
-            outbox.subscriber.send(outbox.frames, in: batch)
+            outbox.subscriber.send(outbox.frames, in: &batch)
         }
         batch.dispatch()
     }

@@ -10,7 +10,7 @@ package protocol WatchSubscriber: AnyObject, Sendable {
 
     /// Like ``send(_:)``, with the hand-off joining `batch`, which the engine dispatches while it
     /// still holds its lock.
-    func send(_ frames: [ByteBuffer], in batch: DeliveryBatch)
+    func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch)
 
     /// Whether the peer has fallen so far behind that its outbound queue is full: the engine then
     /// stops sending it changes and, once it catches up, sends a resync snapshot instead.
@@ -24,7 +24,7 @@ package extension WatchSubscriber {
     func countDelivered(_ events: Int) {}
 
     /// Hands the frames over at once, outside the batch.
-    func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
+    func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {
         send(frames)
     }
 }

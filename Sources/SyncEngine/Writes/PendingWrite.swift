@@ -21,6 +21,37 @@ package struct PendingWrite: Sendable {
     /// single call, in submission order, and the hand-offs of all connections in one
     /// ``DeliveryBatch``.
     package static func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
+        var batch = DeliveryBatch()
+        answer(writes, with: results, in: &batch)
+        batch.dispatch()
+    }
+
+    /// Like ``answer(_:with:)``, adding the connections' hand-offs to `batch`; callbacks are
+    /// called at once.
+    static func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>], in batch: inout DeliveryBatch) {
+        // The usual group comes from one connection: its answers need no sorting by target.
+        var only: (any WriteAnswerTarget)?
+        var isOneTarget = true
+        for pending in writes {
+            guard case .answer(_, let target) = pending.reply else { continue }
+            if let only, only !== target {
+                isOneTarget = false
+                break
+            }
+            only = target
+        }
+        if isOneTarget {
+            var answers: [WriteAnswer] = []
+            answers.reserveCapacity(writes.count)
+            for (pending, result) in zip(writes, results) {
+                switch pending.reply {
+                case .callback(let completion): completion(result)
+                case .answer(let requestID, _): answers.append(WriteAnswer(requestID: requestID, result: result))
+                }
+            }
+            if let only { only.receive(answers, in: &batch) }
+            return
+        }
         var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
         var order: [ObjectIdentifier] = []
         for (pending, result) in zip(writes, results) {
@@ -36,11 +67,9 @@ package struct PendingWrite: Sendable {
                 answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
             }
         }
-        let batch = DeliveryBatch()
         for identifier in order {
             let group = answers[identifier]!
-            group.target.receive(group.answers, in: batch)
+            group.target.receive(group.answers, in: &batch)
         }
-        batch.dispatch()
     }
 }

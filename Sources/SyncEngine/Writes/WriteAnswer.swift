@@ -15,5 +15,5 @@ package struct WriteAnswer: Sendable {
 package protocol WriteAnswerTarget: AnyObject, Sendable {
     /// Takes the answers of one commit, in the order the writes were submitted, joining `batch`.
     /// It must only hand them over, never block: it runs on the writer's thread.
-    func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch)
+    func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch)
 }

@@ -109,13 +109,19 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         channel.eventLoop.execute(counted(writing(frames)))
     }
 
-    package func send(_ frames: [ByteBuffer], in batch: DeliveryBatch) {
-        batch.add(on: channel.eventLoop, counted(writing(frames)))
+    package func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {
+        // One closure, counted in `inFlight` by hand: on the path of every delivery.
+        inFlight.add(1, ordering: .acquiringAndReleasing)
+        batch.add(on: channel.eventLoop) { [self] in
+            emit(frames)
+            channel.flush()
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+        }
     }
 
-    package func receive(_ answers: [WriteAnswer], in batch: DeliveryBatch) {
-        let channel = self.channel
-        let answering: @Sendable () -> Void = { [self] in
+    package func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+        inFlight.add(1, ordering: .acquiringAndReleasing)
+        batch.add(on: channel.eventLoop) { [self] in
             // One buffer and one write for the answers of a commit.
             var frames = channel.allocator.buffer(capacity: answers.count * 24)
             for answer in answers { answer.appendFrame(to: &frames) }
@@ -124,8 +130,8 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             settle(answers.count)
             // Only while the handler waits for it: on the path of every answer otherwise.
             if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
-        batch.add(on: channel.eventLoop, counted(answering))
     }
 
     // MARK: On the event loop
