@@ -93,13 +93,17 @@ public final class ShutdownWatchdog: @unchecked Sendable {
         return nil
     }
 
-    /// Each thread of this process: its name, its state, and the kernel function it waits in.
+    /// Each thread of this process, the main thread first, then the others by id: its name, its
+    /// state, and the kernel function it waits in.
     static func threads() -> [String] {
         func read(_ path: String) -> String {
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
         }
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { task in
+        // Not by id alone: ids wrap around, so a thread started later may have a smaller one.
+        let main = Int(getpid())
+        let order = tasks.sorted { (Int($0) == main ? -1 : Int($0) ?? 0) < (Int($1) == main ? -1 : Int($1) ?? 0) }
+        return order.map { task in
             let directory = "/proc/self/task/\(task)"
             let stat = read(directory + "/stat")
             // The state follows the name, which is in parentheses and may hold spaces.
