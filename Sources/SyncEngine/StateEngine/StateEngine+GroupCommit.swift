@@ -13,7 +13,7 @@ package extension StateEngine {
         if mayCommitHere, store.commitsOnSubmittingThread, queue.reserveIfIdle() {
             let deadline = store.maintenanceDeadline
             let batch = Array(writes)
-            PendingWrite.answer(batch, with: commit(batch, to: store))
+            commitAndAnswer(batch, to: store)
             // The writer sleeps until the store's maintenance is due: tell it when that changed.
             queue.finishCommit(wakeWriter: store.maintenanceDeadline != deadline)
             return true
@@ -32,7 +32,7 @@ package extension StateEngine {
                     while let batch = queue.take(limit: configuration.maxWritesPerCommit, until: { store.maintenanceDeadline }) {
                         let isIdle = batch.isEmpty
                         if !isIdle {
-                            PendingWrite.answer(batch, with: commit(batch, to: store))
+                            commitAndAnswer(batch, to: store)
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
                         }
                         if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { store.performMaintenance() }
@@ -80,11 +80,12 @@ package extension StateEngine {
         { histogram.record(.now - since) }
     }
 
-    /// Plans, commits and publishes a group of writes; returns each one's result. The time from
-    /// the earliest timed write's submission until the group's events are written to the
+    /// Plans, commits and publishes a group of writes, and answers each. The answers to
+    /// connections join the group's events: each event loop gets one task for both. The time
+    /// from the earliest timed write's submission until the group's events are written to the
     /// watchers goes to ``DaemonMetrics/deliveryLatency``.
-    private func commit(_ batch: [PendingWrite], to store: any RevisionStore) -> [Result<WriteOutcome, SharedStateError>] {
-        commit(batch, timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store)
+    private func commitAndAnswer(_ batch: [PendingWrite], to store: any RevisionStore) {
+        _ = commit(batch, timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store, answering: true)
     }
 
     /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd
@@ -100,12 +101,17 @@ package extension StateEngine {
         return commit(pending, timedSince: nil, to: store)
     }
 
+    /// Plans, commits and publishes a group of writes; returns each one's result, and answers each
+    /// when `answering`.
     private func commit(
-        _ batch: [PendingWrite], timedSince: ContinuousClock.Instant?, to store: any RevisionStore
+        _ batch: [PendingWrite], timedSince: ContinuousClock.Instant?, to store: any RevisionStore, answering: Bool = false
     ) -> [Result<WriteOutcome, SharedStateError>] {
         let plan = plan(batch)
         let revisions = plan.revisions
-        guard !revisions.isEmpty else { return plan.results }
+        guard !revisions.isEmpty else {
+            if answering { PendingWrite.answer(batch, with: plan.results) }
+            return plan.results
+        }
         do {
             let started = ContinuousClock.now
             try store.persist(revisions)
@@ -121,10 +127,14 @@ package extension StateEngine {
                 metadata: ["backend": "\(backend.name)", "error": "\(error)", "requests": "\(batch.count)"]
             )
             let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
-            return plan.results.map { result in result.flatMap { _ in .failure(failure) } }
+            let results: [Result<WriteOutcome, SharedStateError>] = plan.results.map { result in result.flatMap { _ in .failure(failure) } }
+            if answering { PendingWrite.answer(batch, with: results) }
+            return results
         }
         let timing = timedSince.map { since in Self.recordDelivery(since: since, in: metrics.deliveryLatency) }
-        publish(revisions, entries: plan.entries, timing: timing)
+        publish(revisions, entries: plan.entries, timing: timing, answering: answering ? (batch, plan.results) : nil)
+        // Outside the engine's lock, which publishing holds while it hands the answers over.
+        if answering { PendingWrite.callBack(batch, with: plan.results) }
         return plan.results
     }
 }

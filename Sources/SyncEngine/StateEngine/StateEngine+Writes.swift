@@ -115,7 +115,13 @@ package extension StateEngine {
     ///   - entries: Each key the revisions change, with its entry after them (nil: deleted), when
     ///     the caller has it at hand; found from the revisions otherwise.
     ///   - timing: Run by each event loop once it has written these revisions' events.
-    func publish(_ revisions: [CommittedRevision], entries: [String: Entry?]? = nil, timing: (@Sendable () -> Void)? = nil) {
+    ///   - answering: The writes that made the revisions, with their results: their answers to
+    ///     connections join the round that carries the events, so that each event loop gets one
+    ///     task for both. Their callbacks are left to the caller, to call without the lock.
+    func publish(
+        _ revisions: [CommittedRevision], entries: [String: Entry?]? = nil, timing: (@Sendable () -> Void)? = nil,
+        answering: (writes: [PendingWrite], results: [Result<WriteOutcome, SharedStateError>])? = nil
+    ) {
         var revisions = revisions
         guard let last = revisions.last else { return }
         let latest = entries ?? Self.latestEntries(of: revisions)
@@ -136,7 +142,11 @@ package extension StateEngine {
             }
             state.revision = last.revision
             state.restoreJournal?.record(revisions)
-            metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing)))
+            var batch = DeliveryBatch()
+            metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing, into: &batch)))
+            if let answering { PendingWrite.answer(answering.writes, with: answering.results, in: &batch, callingBack: false) }
+            // Under the lock, as every hand-off of frames: what the engine sends leaves in its order.
+            batch.dispatch()
         }
     }
 

@@ -125,8 +125,16 @@ package struct WatchRegistry {
     /// Each event loop that writes frames then runs `afterWriting` (which times the delivery).
     /// - Returns: How many frames went out (frames held for a watch that replays not counted).
     @discardableResult
+    mutating func deliver(_ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)? = nil) -> Int {
+        var batch = DeliveryBatch()
+        defer { batch.dispatch() }
+        return deliver(revisions, afterWriting: afterWriting, into: &batch)
+    }
+
+    /// Like ``deliver(_:afterWriting:)``, adding the hand-offs to `batch`, which the caller
+    /// dispatches (with the engine's lock still held).
     mutating func deliver(
-        _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)? = nil
+        _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)?, into batch: inout DeliveryBatch
     ) -> Int {
         guard !watches.isEmpty else { return 0 }
         var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
@@ -147,7 +155,6 @@ package struct WatchRegistry {
                 deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
             }
         }
-        var batch = DeliveryBatch()
         var delivered = 0
         for outbox in outboxes.values {
             outbox.subscriber.send(outbox.frames, in: &batch)
@@ -155,7 +162,6 @@ package struct WatchRegistry {
             delivered += outbox.frames.count
         }
         if let afterWriting { batch.addToEveryLoop(afterWriting) }
-        batch.dispatch()
         return delivered
     }
 

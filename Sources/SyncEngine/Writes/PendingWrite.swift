@@ -27,8 +27,11 @@ package struct PendingWrite: Sendable {
     }
 
     /// Like ``answer(_:with:)``, adding the connections' hand-offs to `batch`; callbacks are
-    /// called at once.
-    static func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>], in batch: inout DeliveryBatch) {
+    /// called at once, unless `callingBack` is false (``callBack(_:with:)`` calls them later).
+    static func answer(
+        _ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>], in batch: inout DeliveryBatch,
+        callingBack: Bool = true
+    ) {
         // The usual group comes from one connection: its answers need no sorting by target.
         var only: (any WriteAnswerTarget)?
         var isOneTarget = true
@@ -45,7 +48,7 @@ package struct PendingWrite: Sendable {
             answers.reserveCapacity(writes.count)
             for (pending, result) in zip(writes, results) {
                 switch pending.reply {
-                case .callback(let completion): completion(result)
+                case .callback(let completion): if callingBack { completion(result) }
                 case .answer(let requestID, _): answers.append(WriteAnswer(requestID: requestID, result: result))
                 }
             }
@@ -57,7 +60,7 @@ package struct PendingWrite: Sendable {
         for (pending, result) in zip(writes, results) {
             switch pending.reply {
             case .callback(let completion):
-                completion(result)
+                if callingBack { completion(result) }
             case .answer(let requestID, let target):
                 let identifier = ObjectIdentifier(target)
                 if answers[identifier] == nil {
@@ -70,6 +73,13 @@ package struct PendingWrite: Sendable {
         for identifier in order {
             let group = answers[identifier]!
             group.target.receive(group.answers, in: &batch)
+        }
+    }
+
+    /// Calls the callbacks among `writes` with their results, in order.
+    static func callBack(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
+        for (pending, result) in zip(writes, results) {
+            if case .callback(let completion) = pending.reply { completion(result) }
         }
     }
 }
