@@ -23,7 +23,9 @@ package enum WritePlanner {
     /// - Parameters:
     ///   - request: The write.
     ///   - revision: The revision its changes get.
-    ///   - entry: The current entry of a key, or nil if it does not exist.
+    ///   - entry: The current entry of a key, or nil if it does not exist. Only a transaction
+    ///     (its value compares) and a restore read the entry's value; for a put, a delete or an
+    ///     expiry it may be left empty.
     /// - Throws: ``SharedStateError`` `conflict` when a compare fails, `notFound` when deleting a
     ///   missing key, `invalidArgument` when a transaction names one key twice.
     package static func plan(

@@ -94,10 +94,13 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
     }
 
     /// The entry, as the rest of syncd and the wire know it; `key` saves decoding the key again
-    /// when the caller has it.
-    package func entry(key: String? = nil) -> Entry {
+    /// when the caller has it. Without `withValue`, its value is left empty: a copy saved where
+    /// only the numbers count (planning a put or a delete).
+    package func entry(key: String? = nil, withValue: Bool = true) -> Entry {
         let header = buffer.header
-        let value = buffer.withUnsafeMutablePointerToElements { Data(bytes: $0 + Int(header.keyCount), count: Int(header.valueCount)) }
+        let value =
+            withValue
+            ? buffer.withUnsafeMutablePointerToElements { Data(bytes: $0 + Int(header.keyCount), count: Int(header.valueCount)) } : Data()
         return Entry(
             key: key ?? self.key,
             value: value,

@@ -47,10 +47,16 @@ package extension StateEngine {
                 }
                 request = .restore(entries: candidates.entries, currentKeys: candidates.currentKeys)
             }
+            // A put, a delete or an expiry reads the numbers of the current entry, never its value.
+            let readsValues: Bool
+            switch request {
+            case .put, .delete, .expireEphemeral: readsValues = false
+            case .transaction, .restore: readsValues = true
+            }
             do {
                 let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
                     if let written = overlay[key] { return written }
-                    return published.withLock { $0.entries[key] }?.entry(key: key)
+                    return published.withLock { $0.entries[key] }?.entry(key: key, withValue: readsValues)
                 }
                 if !planned.changes.isEmpty {
                     revision += 1

@@ -126,7 +126,7 @@ package extension StateEngine {
         guard let last = revisions.last else { return }
         let latest = entries ?? Self.latestEntries(of: revisions)
         // Made before taking the lock, which readers share.
-        let stored = latest.mapValues { $0.map(StoredEntry.make) }
+        let stored = latest.map { ($0.key, $0.value.map(StoredEntry.make)) }
         published.withLock { state in
             if state.watches.wantsPreviousValues {
                 // Before the table changes: it holds every key's entry before these revisions.
