@@ -13,7 +13,7 @@ package extension Storage {
                 arguments: [Int64(revision)]
             )
             var result: [CommittedRevision] = []
-            while let row = try rows.next(), UInt64(row[0] as Int64) <= lastRevision {
+            while let row = try rows.next(), UInt64(bitPattern: row[0]) <= lastRevision {
                 result += try Self.loggedRevisions(row).filter { $0.revision > revision && $0.revision <= lastRevision }
             }
             return result

@@ -344,7 +344,7 @@ package final class Storage: Sendable {
 
     /// The revisions a change log row holds, selected with ``logColumns``, in order.
     static func loggedRevisions(_ row: Row) throws -> [CommittedRevision] {
-        try LogSegment.revisions(in: row[2], first: UInt64(row[0] as Int64), last: UInt64(row[1] as Int64))
+        try LogSegment.revisions(in: row[2], first: UInt64(bitPattern: row[0]), last: UInt64(bitPattern: row[1]))
     }
 
     /// The size of the database and its write-ahead log, in bytes.

@@ -53,8 +53,10 @@ import Testing
                 "\(error)".contains("4–6")
             }
         }
-        // The columns say other revisions than the body holds.
+        // The columns say other revisions than the body holds, or are nonsense.
         #expect(throws: LogSegment.DecodingError.self) { try LogSegment.revisions(in: body, first: 4, last: 7) }
+        #expect(throws: LogSegment.DecodingError.self) { try LogSegment.revisions(in: body, first: 6, last: 4) }
+        #expect(throws: LogSegment.DecodingError.self) { try LogSegment.revisions(in: body, first: 0, last: .max) }
     }
 
     @Test func aGroupIsOneRowAndEveryReaderSeesItsRevisions() async throws {

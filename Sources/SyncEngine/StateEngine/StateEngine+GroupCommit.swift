@@ -92,9 +92,9 @@ package extension StateEngine {
     /// itself when there are none); returns each one's result.
     ///
     /// Only the writer calls it, or a caller that reserved the commit: one group at a time.
-    func commit(_ batch: [WriteRequest], origins: [WriteOrigin] = [], to store: any RevisionStore) -> [Result<
-        WriteOutcome, SharedStateError
-    >] {
+    func commit(
+        _ batch: [WriteRequest], origins: [WriteOrigin] = [], to store: any RevisionStore
+    ) -> [Result<WriteOutcome, SharedStateError>] {
         let pending = batch.enumerated().map { index, request in
             PendingWrite(request: request, origin: index < origins.count ? origins[index] : .syncd(""), reply: .callback { _ in })
         }

@@ -51,11 +51,14 @@ package struct DeliveryBatch {
     /// Hands each loop its work, in one task per loop, and empties the batch.
     package mutating func dispatch() {
         guard let first else { return }
-        for work in CollectionOfOne(first) + others {
-            // A lone piece of work goes as it is, without a closure around it.
-            if work.rest.isEmpty { work.loop.execute(work.first) } else { work.loop.execute { work.run() } }
-        }
+        Self.hand(first)
+        for work in others { Self.hand(work) }
         self.first = nil
         others.removeAll()
+    }
+
+    /// Hands `work` to its loop in one task; a lone piece as it is, without a closure around it.
+    private static func hand(_ work: LoopWork) {
+        if work.rest.isEmpty { work.loop.execute(work.first) } else { work.loop.execute { work.run() } }
     }
 }
