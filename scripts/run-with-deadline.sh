@@ -36,7 +36,7 @@ report_hang() {
   echo "run-with-deadline: tests started and not ended:"
   # swift-testing prints `◇ Test NAME started.` and then `✔`, `✘` or `━` `Test NAME passed|failed ...`.
   sed -n 's/^◇ Test \(.*\) started\.$/\1/p' "$log" | sort >"$log.started"
-  sed -n 's/^[✔✘━] Test \(.*\) \(passed\|failed\|skipped\).*/\1/p' "$log" | sed 's/ with [0-9]* test cases*$//' | sort >"$log.ended"
+  sed -n 's/^\(✔\|✘\|━\) Test \(.*\) \(passed\|failed\|skipped\).*/\2/p' "$log" | sed 's/ with [0-9]* test cases*$//' | sort >"$log.ended"
   comm -23 "$log.started" "$log.ended" | sed 's/^/  /'
   rm -f "$log.started" "$log.ended"
   for pid in "$root" $(descendants "$root"); do
