@@ -12,10 +12,7 @@ package extension Storage {
         try await withReader { db in
             try destination.writeWithoutTransaction { try db.backup(to: $0) }
         }
-        return try await destination.read { db in
-            // The log may hold revisions after the last materialised one.
-            max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
-        }
+        return try await destination.read(Self.lastRevision)
     }
 
     /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The

@@ -109,9 +109,7 @@ package final class Storage: Sendable {
                 throw StorageError(path: path, message: "written by a newer syncd; its schema is unknown to this version")
             }
             try migrator.migrate(pool)
-            let lastLogged = try pool.read { db in
-                max(try Self.meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
-            }
+            let lastLogged = try pool.read(Self.lastRevision)
             self.lastLogged.withLock { $0 = lastLogged }
             // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
             // the durability setting afterwards, on the writer connection.
@@ -337,6 +335,12 @@ package final class Storage: Sendable {
             }
         }
         return (entries, revision, (replayed, replayedRevisions))
+    }
+
+    /// The last revision the database holds: the change log may hold revisions after the last
+    /// one materialised.
+    static func lastRevision(_ db: Database) throws -> UInt64 {
+        max(try meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
     }
 
     /// The columns of a change log row that ``loggedRevisions(_:)`` reads.

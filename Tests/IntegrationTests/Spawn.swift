@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -14,10 +13,6 @@ import Synchronization
 /// an exit through a socket that a child spawned meanwhile may inherit. Here nothing runs in the
 /// background: the child's standard streams are files, and its exit is read when asked for.
 enum Spawn {
-    /// The child's status once ``exitStatus(of:)`` has reaped it: the exit code, or the signal
-    /// that ended it.
-    private static let reaped = Mutex<[pid_t: Int32]>([:])
-
     /// Starts `executable` with `arguments` and exactly `environment`; standard input from
     /// `stdin` (a descriptor, or /dev/null when nil), output and errors appended to the files at
     /// `stdoutPath` and `stderrPath`. The child inherits no other descriptor and starts with
@@ -59,18 +54,26 @@ enum Spawn {
         return pid
     }
 
-    /// The child's status once it has exited (its exit code, or the signal that ended it); nil
-    /// while it runs. Reaps it the first time.
-    static func exitStatus(of pid: pid_t) -> Int32? {
-        reaped.withLock { reaped in
-            if let status = reaped[pid] { return status }
-            var status: Int32 = 0
-            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-            // waitpid's encoding: the low 7 bits are the signal, or 0 with the exit code above them.
-            let result = status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
-            reaped[pid] = result
-            return result
+    /// Reaps the child if it has exited and returns its status (its exit code, or the signal
+    /// that ended it); nil while it runs. A status comes back once only: the caller keeps it, since
+    /// the id is free again afterwards and may name a later child.
+    static func reap(_ pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        // waitpid's encoding: the low 7 bits are the signal, or 0 with the exit code above them.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+    }
+
+    /// Waits up to `timeout` for the child to exit and returns its status; kills it and returns
+    /// nil past that.
+    static func waitForExit(of pid: pid_t, timeout: Duration) -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = reap(pid) { return status }
+            usleep(1_000)
         }
+        kill(pid, SIGKILL)
+        return nil
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -120,7 +121,15 @@ final class ChildProcess {
     var isRunning: Bool { exitStatus == nil }
 
     /// The status the process exited with (its signal when a signal ended it), or nil while it runs.
-    var exitStatus: Int32? { Spawn.exitStatus(of: pid) }
+    var exitStatus: Int32? {
+        reaped.withLock { reaped in
+            if reaped == nil { reaped = Spawn.reap(pid) }
+            return reaped
+        }
+    }
+
+    /// Its status once reaped: reaping returns it once only.
+    private let reaped = Mutex<Int32?>(nil)
 
     /// The fields of `/proc/PID/stat` from the third (the state) on; empty when it cannot be read.
     private static func statFields(_ pid: Int32) -> [Substring] {
@@ -163,9 +172,7 @@ final class ChildProcess {
                 "/usr/bin/gdb", ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt 25"],
                 environment: ProcessInfo.processInfo.environment, stdin: nil, stdoutPath: output, stderrPath: "/dev/null")
             {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while Spawn.exitStatus(of: gdb) == nil && ContinuousClock.now < deadline { usleep(10_000) }
-                if Spawn.exitStatus(of: gdb) == nil { kill(gdb, SIGKILL) }
+                _ = Spawn.waitForExit(of: gdb, timeout: .seconds(60))
                 lines.append((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
             }
         }

@@ -11,6 +11,16 @@ import Testing
 
 /// The watch index against a brute-force matcher: the same members for every key, whatever the
 /// prefixes, including byte-level edge cases.
+extension WatchRegistry {
+    /// Delivers `revisions` in a round of their own, dispatched at once.
+    @discardableResult
+    mutating func deliver(_ revisions: [CommittedRevision]) -> Int {
+        var batch = DeliveryBatch()
+        defer { batch.dispatch() }
+        return deliver(revisions, afterWriting: nil, into: &batch)
+    }
+}
+
 @Suite struct WatchIndexTests {
     /// Pieces keys and prefixes are made of: separators, words that prefix each other, and
     /// characters with two spellings or several bytes.

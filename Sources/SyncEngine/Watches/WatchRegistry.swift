@@ -122,17 +122,11 @@ package struct WatchRegistry {
     /// Only the watches a change may concern are looked at (see ``WatchIndex``), so a write costs
     /// what its watchers cost.
     ///
-    /// Each event loop that writes frames then runs `afterWriting` (which times the delivery).
+    /// The hand-offs join `batch`, which the caller dispatches (with the engine's lock still
+    /// held); each event loop that writes frames then runs `afterWriting` (which times the
+    /// delivery).
     /// - Returns: How many frames went out (frames held for a watch that replays not counted).
     @discardableResult
-    mutating func deliver(_ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)? = nil) -> Int {
-        var batch = DeliveryBatch()
-        defer { batch.dispatch() }
-        return deliver(revisions, afterWriting: afterWriting, into: &batch)
-    }
-
-    /// Like ``deliver(_:afterWriting:)``, adding the hand-offs to `batch`, which the caller
-    /// dispatches (with the engine's lock still held).
     mutating func deliver(
         _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)?, into batch: inout DeliveryBatch
     ) -> Int {

@@ -106,17 +106,11 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// Queues frames from the engine; never writes synchronously, since the engine calls it with
     /// its lock held.
     package func send(_ frames: [ByteBuffer]) {
-        channel.eventLoop.execute(counted(writing(frames)))
+        channel.eventLoop.execute(countedWrite(frames))
     }
 
     package func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {
-        // One closure, counted in `inFlight` by hand: on the path of every delivery.
-        inFlight.add(1, ordering: .acquiringAndReleasing)
-        batch.add(on: channel.eventLoop) { [self] in
-            emit(frames)
-            channel.flush()
-            inFlight.subtract(1, ordering: .acquiringAndReleasing)
-        }
+        batch.add(on: channel.eventLoop, countedWrite(frames))
     }
 
     package func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
@@ -143,7 +137,7 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         if inFlight.load(ordering: .acquiring) == 0 {
             emit(frame)
         } else {
-            channel.eventLoop.execute(counted(writing([frame])))
+            channel.eventLoop.execute(countedWrite([frame]))
         }
     }
 
@@ -232,12 +226,14 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         }
     }
 
-    /// Writes `frames` and flushes them once.
-    private func writing(_ frames: [ByteBuffer]) -> @Sendable () -> Void {
-        let channel = self.channel
+    /// Writes `frames` and flushes them once, counted in ``inFlight`` like ``counted(_:)``: one
+    /// closure rather than one around another, on the path of every delivery.
+    private func countedWrite(_ frames: [ByteBuffer]) -> @Sendable () -> Void {
+        inFlight.add(1, ordering: .acquiringAndReleasing)
         return { [self] in
             emit(frames)
             channel.flush()
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
     }
 

@@ -74,15 +74,10 @@ final class NetworkNamespace {
         defer { try? FileManager.default.removeItem(atPath: errors) }
         let pid = try Spawn.start(
             ip, arguments, environment: ProcessInfo.processInfo.environment, stdin: nil, stdoutPath: "/dev/null", stderrPath: errors)
-        let deadline = ContinuousClock.now + .seconds(20)
-        while Spawn.exitStatus(of: pid) == nil {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                throw TestFailure("ip \(arguments.joined(separator: " ")) did not finish within 20 s")
-            }
-            usleep(1_000)
+        guard let status = Spawn.waitForExit(of: pid, timeout: .seconds(20)) else {
+            throw TestFailure("ip \(arguments.joined(separator: " ")) did not finish within 20 s")
         }
-        guard Spawn.exitStatus(of: pid) == 0 else {
+        guard status == 0 else {
             let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
             throw TestFailure("ip \(arguments.joined(separator: " ")) failed: \(message)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SharedStateWire
+import SyncEngine
 
 /// One row of the change log: the consecutive revisions of one commit group, stored together so
 /// that a group costs the store one row, however many revisions it holds.
