@@ -182,7 +182,9 @@ final class ChildProcess {
     /// What syncd logs when SQLite reports `SQLITE_MISUSE`.
     private static let sqliteMisuse = "SQLite error: API misuse"
 
+    /// Sends `signal`, unless the process was already reaped (its id may be another's by now).
     func signal(_ signal: Int32) {
+        guard isRunning else { return }
         kill(pid, signal)
     }
 

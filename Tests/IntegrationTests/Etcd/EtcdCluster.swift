@@ -1,5 +1,6 @@
 import EtcdClient
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ final class EtcdCluster {
     /// The etcd suites run on their own, after the rest (`.ci/run` sets SHAREDSTATE_ETCD_TESTS=1
     /// for that run): inside the whole parallel suite on two cores, a first call to a new cluster
     /// once timed out. Perhaps a member could not bind a port another test's connection had taken
-    /// (see ``freePorts(_:)``, fixed since); running them with the rest needs a few runs to tell.
+    /// (see ``reservePorts(_:)``, fixed since); running them with the rest needs a few runs to tell.
     static var isEnabled: Bool { ProcessInfo.processInfo.environment["SHAREDSTATE_ETCD_TESTS"] == "1" }
 
     struct Member {
@@ -30,7 +31,7 @@ final class EtcdCluster {
     /// The members' data, on tmpfs: etcd syncs every commit to disk, which on a shared machine
     /// under a full test run took seconds; what is tested here is the protocol, not the disk.
     let dataDirectory = "/dev/shm/etcd-test-\(UUID().uuidString.prefix(8))"
-    let members: [Member]
+    private(set) var members: [Member]
     private let token = "test-\(UUID().uuidString.prefix(8))"
     private(set) var processes: [ChildProcess?]
     /// Another address each member takes clients at, besides loopback.
@@ -45,11 +46,24 @@ final class EtcdCluster {
         }
         self.scratch = scratch
         self.extraAddress = extraAddress
-        let ports = try Self.freePorts(2 * size)
-        members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
+        members = []
         processes = Array(repeating: nil, count: size)
-        for index in members.indices { try start(index) }
-        try await waitUntilHealthy()
+        // A port free when picked can be taken before the member binds it, by a process outside
+        // this one; such a start is retried on new ports.
+        for attempt in 1...3 {
+            let ports = try Self.reservePorts(2 * size)
+            members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
+            for index in members.indices { try start(index) }
+            do {
+                try await waitUntilHealthy()
+                return
+            } catch {
+                let lostAPort = processes.contains { $0?.stderr.contains("address already in use") == true }
+                guard lostAPort, attempt < 3 else { throw error }
+                try await killAll()
+                try? FileManager.default.removeItem(atPath: dataDirectory)
+            }
+        }
     }
 
     /// The members' client URLs, comma-separated, as `--etcd-endpoints` takes them.
@@ -115,13 +129,18 @@ final class EtcdCluster {
         throw TestFailure("no member of the etcd cluster says it leads")
     }
 
-    /// Waits until every running member answers `endpoint health`.
+    /// Waits until every running member answers `endpoint health`; throws at once when one of
+    /// them has exited.
     func waitUntilHealthy(timeout: Duration = .seconds(30)) async throws {
         let running = members.indices.filter { processes[$0] != nil }.map { members[$0].clientURL }.joined(separator: ",")
         let deadline = ContinuousClock.now + timeout
         while true {
             let result = try await etcdctl(["--endpoints", running, "endpoint", "health"])
             if result.status == 0 { return }
+            if let exited = processes.firstIndex(where: { $0?.isRunning == false }) {
+                let logs = processes[exited]?.stderr.suffix(2_000) ?? ""
+                throw TestFailure("etcd member \(members[exited].name) exited before the cluster was healthy: \(logs)")
+            }
             if ContinuousClock.now > deadline {
                 let logs = processes.compactMap { $0?.stderr.suffix(2_000) }.joined(separator: "\n---\n")
                 throw TestFailure("the etcd cluster was not healthy within \(timeout): \(result.stderr)\n\(logs)")
@@ -141,21 +160,31 @@ final class EtcdCluster {
         return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
     }
 
-    /// `count` distinct ports free now, below the kernel's range of ephemeral ports: a member
-    /// restarted on its port must find it free, and an outgoing connection (syncd reconnecting
-    /// while the member is down) takes its local port from that range. Picked at random, so
-    /// clusters of tests running at once do not meet.
-    private static func freePorts(_ count: Int) throws -> [Int] {
+    /// Ports handed to a cluster in this process, never handed out again: clusters of tests
+    /// running at once each check that a port is free before any of them binds it, so without
+    /// this two of them could pick the same one (the etcd suite once failed that way).
+    private static let reserved = Mutex<Set<Int>>([])
+
+    /// `count` distinct ports free now and never reserved before in this process, below the
+    /// kernel's range of ephemeral ports: a member restarted on its port must find it free, and an
+    /// outgoing connection (syncd reconnecting while the member is down) takes its local port from
+    /// that range. Picked at random, so test processes running at once are unlikely to meet.
+    private static func reservePorts(_ count: Int) throws -> [Int] {
         let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
             .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         let ephemeralStart = range?.first ?? 32_768
-        var ports: [Int] = []
-        for _ in 0..<10_000 where ports.count < count {
-            let port = Int.random(in: 10_000..<ephemeralStart)
-            if !ports.contains(port) && isFree(port) { ports.append(port) }
+        return try reserved.withLock { reserved in
+            var ports: [Int] = []
+            for _ in 0..<10_000 where ports.count < count {
+                let port = Int.random(in: 10_000..<ephemeralStart)
+                if !reserved.contains(port) && isFree(port) {
+                    reserved.insert(port)
+                    ports.append(port)
+                }
+            }
+            guard ports.count == count else { throw TestFailure("could not find \(count) free ports below \(ephemeralStart)") }
+            return ports
         }
-        guard ports.count == count else { throw TestFailure("could not find \(count) free ports below \(ephemeralStart)") }
-        return ports
     }
 
     /// Whether a listening socket could be bound to `port` on every address now.
