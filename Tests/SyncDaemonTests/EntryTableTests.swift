@@ -42,4 +42,30 @@ import Testing
         table.insert(.make(entry("x", "")))
         #expect(table["x"]?.entry().value == Data())
     }
+
+    /// Random puts and deletes over a few hundred keys, checked against a dictionary after each
+    /// step: the index grows from its smallest size, and removals move entries back along their
+    /// probe runs; a key lost or duplicated there shows as a wrong lookup or count.
+    @Test func agreesWithADictionaryThroughRandomPutsAndDeletes() {
+        var generator = SystemRandomNumberGenerator()
+        var table = EntryTable()
+        var model: [String: Entry] = [:]
+        for step in 1...20_000 {
+            let key = "k/\(Int.random(in: 0..<300, using: &generator))"
+            if Bool.random(using: &generator) || step < 200 {
+                let new = entry(key, "\(step)", version: UInt64(step))
+                table.set(key, to: .make(new))
+                model[key] = new
+            } else {
+                let removed = table.set(key, to: nil)
+                #expect(removed?.entry(key: key) == model.removeValue(forKey: key))
+            }
+            let probe = "k/\(Int.random(in: 0..<300, using: &generator))"
+            #expect(table[probe]?.entry(key: probe) == model[probe])
+            #expect(table.count == model.count)
+        }
+        for (key, expected) in model { #expect(table[key]?.entry(key: key) == expected) }
+        #expect(Set(table.all.map(\.key)) == Set(model.keys))
+        #expect(table.entries(withPrefix: "").map(\.key) == model.keys.sorted())
+    }
 }

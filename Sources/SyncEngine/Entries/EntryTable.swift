@@ -1,28 +1,29 @@
-/// Every committed entry, found by key, and in key order. The entries carry their own keys, so
-/// the table is a set of 8-byte references: a dictionary keyed by `String` spends 16 more bytes
-/// per slot, and keeps about twice as many slots as entries. The order (``KeyOrder``) holds the
-/// same references sorted by key, to find the entries under a prefix without a scan and to read
-/// them from a copy, without the engine's lock.
+/// Every committed entry, found by key, and in key order. The entries carry their own keys and
+/// hashes, so the index by key (``KeyIndex``) is a table of 8-byte references: a dictionary keyed
+/// by `String` spends 16 more bytes per slot. The order (``KeyOrder``) holds the same references
+/// sorted by key, to find the entries under a prefix without a scan and to read them from a
+/// copy, without the engine's lock.
 package struct EntryTable: Sendable {
-    private var entries: Set<StoredEntry>
+    private var index: KeyIndex
     private(set) var order = KeyOrder()
 
     /// An empty table with room for `capacity` entries without growing.
     package init(capacity: Int = 0) {
-        entries = Set(minimumCapacity: capacity)
+        index = KeyIndex(capacity: capacity)
     }
 
     /// How many keys the table holds.
-    var count: Int { entries.count }
+    var count: Int { index.count }
 
     /// The entry stored under `key`.
     subscript(key: String) -> StoredEntry? {
-        entries.firstIndex(of: .probe(key)).map { entries[$0] }
+        var key = key
+        return key.withUTF8 { index.entry($0) }
     }
 
     /// Stores `entry` under its key, replacing the key's entry if there is one.
     package mutating func insert(_ entry: StoredEntry) {
-        if entries.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
+        if index.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
     }
 
     /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
@@ -30,11 +31,12 @@ package struct EntryTable: Sendable {
     @discardableResult
     package mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            let replaced = entries.update(with: entry)
+            let replaced = index.update(with: entry)
             if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
             return replaced
         }
-        guard let removed = entries.remove(.probe(key)) else { return nil }
+        var key = key
+        guard let removed = key.withUTF8({ index.remove($0) }) else { return nil }
         order.remove(key)
         return removed
     }
@@ -59,5 +61,5 @@ package struct EntryTable: Sendable {
     }
 
     /// Every entry, in no particular order.
-    var all: Set<StoredEntry> { entries }
+    var all: some Sequence<StoredEntry> { index.all }
 }

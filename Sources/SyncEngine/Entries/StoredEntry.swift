@@ -6,7 +6,8 @@ import SharedStateWire
 /// object and a separate buffer for the value, and a dictionary slot for the key. With a million
 /// keys that is most of syncd's memory, and of its start-up time.
 ///
-/// Equal and hashed by key alone, so an ``EntryTable`` can keep entries in a set.
+/// Equal and hashed by key alone. It keeps its key's hash (``keyHash``), which ``KeyIndex`` finds
+/// it by.
 ///
 /// `@unchecked Sendable`: the buffer is never written after it is made.
 package struct StoredEntry: Hashable, @unchecked Sendable {
@@ -19,6 +20,7 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
         var createRevision: UInt64
         var modRevision: UInt64
         var ephemeralSession: UInt64
+        var keyHash: Int
     }
 
     private init(buffer: ManagedBuffer<Header, UInt8>) {
@@ -41,7 +43,8 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
                 version: version,
                 createRevision: createRevision,
                 modRevision: modRevision,
-                ephemeralSession: ephemeralSession
+                ephemeralSession: ephemeralSession,
+                keyHash: KeyIndex.hash(of: key)
             )
         }
         buffer.withUnsafeMutablePointerToElements { elements in
@@ -70,20 +73,8 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
         }
     }
 
-    /// An entry with only a key, to look up the one stored under it.
-    static func probe(_ key: String) -> StoredEntry {
-        var key = key
-        return key.withUTF8 { key in
-            make(
-                key: UnsafeRawBufferPointer(key),
-                value: UnsafeRawBufferPointer(start: nil, count: 0),
-                version: 0,
-                createRevision: 0,
-                modRevision: 0,
-                ephemeralSession: 0
-            )
-        }
-    }
+    /// The hash of its key's bytes (``KeyIndex/hash(of:)``).
+    var keyHash: Int { buffer.header.keyHash }
 
     /// The session an ephemeral key is bound to; 0 for a key that persists.
     var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
@@ -116,7 +107,7 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
     }
 
     package func hash(into hasher: inout Hasher) {
-        withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(keyHash)
     }
 
     /// Whether the value's bytes are those of `value`.

@@ -1,0 +1,93 @@
+/// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
+/// (linear probing, at most half full), looked up by a key's UTF-8 bytes and the hash each
+/// ``StoredEntry`` keeps.
+///
+/// A `Set<StoredEntry>` did this before, but a set finds an element only by an element: each
+/// lookup made an entry of its key to look with (an allocation per write planned), and the set
+/// hashed the key's bytes again on every insertion.
+struct KeyIndex: Sendable {
+    /// A power of two long; nil marks an empty slot.
+    private var slots: [StoredEntry?]
+    /// How many entries it holds.
+    private(set) var count = 0
+
+    /// An empty index with room for `capacity` entries before it grows.
+    init(capacity: Int = 0) {
+        var size = 8
+        while size < capacity * 2 { size *= 2 }
+        slots = Array(repeating: nil, count: size)
+    }
+
+    /// The hash of a key's UTF-8 bytes, as ``StoredEntry`` keeps it (seeded per process).
+    static func hash(of key: UnsafeRawBufferPointer) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: key)
+        return hasher.finalize()
+    }
+
+    /// The entry stored under `key`.
+    func entry(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
+        let (slot, found) = place(of: key, hash: Self.hash(of: UnsafeRawBufferPointer(key)))
+        return found ? slots[slot] : nil
+    }
+
+    /// Stores `entry` under its key; returns the entry it replaced.
+    @discardableResult
+    mutating func update(with entry: StoredEntry) -> StoredEntry? {
+        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: entry.keyHash) }
+        let replaced = slots[slot]
+        slots[slot] = entry
+        if !found {
+            count += 1
+            if count * 2 > slots.count { grow() }
+        }
+        return found ? replaced : nil
+    }
+
+    /// Removes the entry stored under `key`, and returns it.
+    mutating func remove(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
+        let (slot, found) = place(of: key, hash: Self.hash(of: UnsafeRawBufferPointer(key)))
+        guard found, let removed = slots[slot] else { return nil }
+        // Move back each later entry of the run that may sit in the hole, so that every entry
+        // stays reachable from its home slot without a gap.
+        let mask = slots.count - 1
+        var hole = slot
+        var next = (slot + 1) & mask
+        while let moved = slots[next] {
+            let home = moved.keyHash & mask
+            if (next &- home) & mask >= (next &- hole) & mask {
+                slots[hole] = moved
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole] = nil
+        count -= 1
+        return removed
+    }
+
+    /// Every entry, in no particular order.
+    var all: some Sequence<StoredEntry> { slots.lazy.compactMap { $0 } }
+
+    /// The slot holding `key`'s entry (found), or the empty one where it would go.
+    private func place(of key: UnsafeBufferPointer<UInt8>, hash: Int) -> (slot: Int, found: Bool) {
+        let mask = slots.count - 1
+        var slot = hash & mask
+        while let entry = slots[slot] {
+            if entry.keyHash == hash, entry.withKeyBytes({ $0.elementsEqual(key) }) { return (slot, true) }
+            slot = (slot + 1) & mask
+        }
+        return (slot, false)
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: nil, count: old.count * 2)
+        let mask = slots.count - 1
+        for case let entry? in old {
+            var slot = entry.keyHash & mask
+            while slots[slot] != nil { slot = (slot + 1) & mask }
+            slots[slot] = entry
+        }
+    }
+}
