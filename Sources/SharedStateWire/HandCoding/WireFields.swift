@@ -25,7 +25,21 @@ package enum WireFields {
 
     /// `ServerFrame`.
     package enum ServerFrame {
+        @inlinable package static var response: UInt8 { 2 }
         @inlinable package static var event: UInt8 { 3 }
+    }
+
+    /// `Response`, for the answers to puts and deletes.
+    package enum Response {
+        @inlinable package static var id: UInt8 { 1 }
+        @inlinable package static var put: UInt8 { 4 }
+        @inlinable package static var delete: UInt8 { 5 }
+    }
+
+    /// `PutResponse` and `DeleteResponse` (which has only the revision).
+    package enum WriteResponse {
+        @inlinable package static var revision: UInt8 { 1 }
+        @inlinable package static var version: UInt8 { 2 }
     }
 
     /// `WatchEvent`: a revision's frame, and the change log's row (without `watchID`).
