@@ -483,13 +483,14 @@ extension Result where Failure == SharedStateError {
         try await withEngine { engine in
             let answers = Answers()
             // The writer is idle: the write commits before submit returns.
-            engine.submit([(1, .put(key: "a", value: Data("1".utf8), ifVersion: nil), "")], answeringTo: answers, mayCommitHere: true)
+            let put = WriteRequest.put(key: "a", value: Data("1".utf8), ifVersion: nil)
+            engine.submit([PendingWrite(request: put, origin: .syncd(""), answering: 1, to: answers)], mayCommitHere: true)
             #expect(engine.revision == 1)
             #expect(answers.received.withLock { $0.map(\.requestID) } == [1])
             // Queued and lone writes interleave in submission order.
             for id in UInt64(2)...40 {
                 let put = WriteRequest.put(key: "a", value: Data("\(id)".utf8), ifVersion: nil)
-                engine.submit([(id, put, "")], answeringTo: answers, mayCommitHere: id % 2 == 0)
+                engine.submit([PendingWrite(request: put, origin: .syncd(""), answering: id, to: answers)], mayCommitHere: id % 2 == 0)
             }
             let deadline = ContinuousClock.now + .seconds(10)
             while answers.received.withLock({ $0.count }) < 40, ContinuousClock.now < deadline {
@@ -512,7 +513,8 @@ extension Result where Failure == SharedStateError {
         }
         /// Submits a lone write and returns the thread that submitted it.
         func submit(_ engine: StateEngine, _ answers: Answers) -> pthread_t {
-            engine.submit([(1, .put(key: "a", value: Data("1".utf8), ifVersion: nil), "")], answeringTo: answers, mayCommitHere: true)
+            let put = WriteRequest.put(key: "a", value: Data("1".utf8), ifVersion: nil)
+            engine.submit([PendingWrite(request: put, origin: .syncd(""), answering: 1, to: answers)], mayCommitHere: true)
             return pthread_self()
         }
         for durability in [Durability.normal, .full] {

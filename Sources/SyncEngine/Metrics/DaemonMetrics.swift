@@ -84,7 +84,7 @@ package final class DaemonMetrics: Sendable {
 
     /// Whether the write being submitted is one of the few (one in ``deliverySamplingInterval``)
     /// whose way to the watchers is timed for ``deliveryLatency``.
-    func samplesDelivery() -> Bool {
+    package func samplesDelivery() -> Bool {
         submissions.wrappingAdd(1, ordering: .relaxed).oldValue % Self.deliverySamplingInterval == 0
     }
 

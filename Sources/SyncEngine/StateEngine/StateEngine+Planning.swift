@@ -9,8 +9,9 @@ package extension StateEngine {
         var results: [Result<WriteOutcome, SharedStateError>] = []
         /// The revisions the requests that change something make, in order.
         var revisions: [CommittedRevision] = []
-        /// Each key those revisions change, with its entry after them (nil: deleted).
-        var entries: [String: Entry?] = [:]
+        /// Each key those revisions change, with its entry after them (nil: deleted), in the
+        /// form the engine stores it: made here, off the engine's lock, and once.
+        var entries: [String: StoredEntry?] = [:]
     }
 
     /// Plans each write in order against the published state as the earlier ones of `batch`
@@ -20,7 +21,7 @@ package extension StateEngine {
     func plan(_ batch: [PendingWrite]) -> Plan {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.
-        var overlay: [String: Entry?] = [:]
+        var overlay: [String: StoredEntry?] = [:]
         var revision = published.withLock { $0.revision }
         plan.results.reserveCapacity(batch.count)
 
@@ -55,13 +56,13 @@ package extension StateEngine {
             }
             do {
                 let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
-                    if let written = overlay[key] { return written }
-                    return published.withLock { $0.entries[key] }?.entry(key: key, withValue: readsValues)
+                    let stored = overlay[key] ?? published.withLock { $0.entries[key] }
+                    return stored?.entry(key: key, withValue: readsValues)
                 }
                 if !planned.changes.isEmpty {
                     revision += 1
                     for change in planned.changes {
-                        overlay.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+                        overlay.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
                     }
                     plan.revisions.append(CommittedRevision(revision: revision, changes: planned.changes, origin: origin))
                 }

@@ -19,31 +19,19 @@ package extension StateEngine {
         }
     }
 
-    /// Submits a connection's writes, in order; `target` gets their answers, those of one commit
-    /// together, once they are committed and published, or have failed.
+    /// Submits a connection's writes (``PendingWrite/init(request:origin:answering:to:)``), in
+    /// order; their targets get the answers, those of one commit together, once they are
+    /// committed and published, or have failed. The caller times the first of them when
+    /// ``DaemonMetrics/samplesDelivery()`` says so: it stands for them all.
     ///
     /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
     ///   hand over, when nothing else is waiting: a client waiting for one write at a time saves
     ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
     ///   by the writer, while the caller goes on reading. Only a ``RevisionStore`` commits here.
-    func submit(
-        _ requests: [(id: UInt64, request: WriteRequest, cause: String)],
-        by writer: WriterIdentity? = nil,
-        answeringTo target: any WriteAnswerTarget,
-        mayCommitHere: Bool = false
-    ) {
-        guard !requests.isEmpty else { return }
-        // The first of the requests submitted together stands for them all.
-        let timedSince: ContinuousClock.Instant? = metrics.samplesDelivery() ? .now : nil
-        let pending = requests.lazy.enumerated().map { index, request in
-            PendingWrite(
-                request: request.request, origin: WriteOrigin(writer: writer, cause: request.cause),
-                reply: .answer(requestID: request.id, target: target), timedSince: index == 0 ? timedSince : nil)
-        }
-        if !take(pending, mayCommitHere: mayCommitHere) {
-            var batch = DeliveryBatch()
-            target.receive(requests.map { WriteAnswer(requestID: $0.id, result: .failure(Self.shuttingDown)) }, in: &batch)
-            batch.dispatch()
+    func submit(_ writes: [PendingWrite], mayCommitHere: Bool = false) {
+        guard !writes.isEmpty else { return }
+        if !take(writes, mayCommitHere: mayCommitHere) {
+            PendingWrite.answer(writes, with: Array(repeating: .failure(Self.shuttingDown), count: writes.count))
         }
     }
 
@@ -113,20 +101,19 @@ package extension StateEngine {
     ///
     /// - Parameters:
     ///   - entries: Each key the revisions change, with its entry after them (nil: deleted), when
-    ///     the caller has it at hand; found from the revisions otherwise.
+    ///     the caller has them at hand; found from the revisions otherwise.
     ///   - timing: Run by each event loop once it has written these revisions' events.
     ///   - answering: The writes that made the revisions, with their results: their answers to
     ///     connections join the round that carries the events, so that each event loop gets one
     ///     task for both. Their callbacks are left to the caller, to call without the lock.
     func publish(
-        _ revisions: [CommittedRevision], entries: [String: Entry?]? = nil, timing: (@Sendable () -> Void)? = nil,
+        _ revisions: [CommittedRevision], entries: [String: StoredEntry?]? = nil, timing: (@Sendable () -> Void)? = nil,
         answering: (writes: [PendingWrite], results: [Result<WriteOutcome, SharedStateError>])? = nil
     ) {
         var revisions = revisions
         guard let last = revisions.last else { return }
-        let latest = entries ?? Self.latestEntries(of: revisions)
         // Made before taking the lock, which readers share.
-        let stored = latest.map { ($0.key, $0.value.map(StoredEntry.make)) }
+        let stored = entries ?? Self.latestEntries(of: revisions)
         published.withLock { state in
             if state.watches.wantsPreviousValues {
                 // Before the table changes: it holds every key's entry before these revisions.
@@ -151,10 +138,10 @@ package extension StateEngine {
     }
 
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
-    static func latestEntries(of revisions: [CommittedRevision]) -> [String: Entry?] {
-        var latest: [String: Entry?] = [:]
+    static func latestEntries(of revisions: [CommittedRevision]) -> [String: StoredEntry?] {
+        var latest: [String: StoredEntry?] = [:]
         for change in revisions.lazy.flatMap(\.changes) {
-            latest.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
+            latest.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
         }
         return latest
     }

@@ -7,7 +7,19 @@ package struct PendingWrite: Sendable {
     var reply: Reply
     /// When it was submitted, for the few writes whose way to the watchers is timed (see
     /// ``DaemonMetrics/samplesDelivery()``).
-    var timedSince: ContinuousClock.Instant? = nil
+    package var timedSince: ContinuousClock.Instant? = nil
+
+    init(request: WriteRequest, origin: WriteOrigin, reply: Reply, timedSince: ContinuousClock.Instant? = nil) {
+        self.request = request
+        self.origin = origin
+        self.reply = reply
+        self.timedSince = timedSince
+    }
+
+    /// A connection's write, request `requestID` of it, whose answer goes to `target`.
+    package init(request: WriteRequest, origin: WriteOrigin, answering requestID: UInt64, to target: any WriteAnswerTarget) {
+        self.init(request: request, origin: origin, reply: .answer(requestID: requestID, target: target))
+    }
 
     /// Who gets a write's result.
     enum Reply: Sendable {
@@ -42,6 +54,13 @@ package struct PendingWrite: Sendable {
                 break
             }
             only = target
+        }
+        if isOneTarget, writes.count == 1, let pending = writes.first, let result = results.first {
+            switch pending.reply {
+            case .callback(let completion): if callingBack { completion(result) }
+            case .answer(let requestID, let target): target.receive(WriteAnswer(requestID: requestID, result: result), in: &batch)
+            }
+            return
         }
         if isOneTarget {
             var answers: [WriteAnswer] = []

@@ -16,4 +16,14 @@ package protocol WriteAnswerTarget: AnyObject, Sendable {
     /// Takes the answers of one commit, in the order the writes were submitted, joining `batch`.
     /// It must only hand them over, never block: it runs on the writer's thread.
     func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch)
+
+    /// Takes the one answer of a commit that had one write from this target: the lone write's
+    /// path, where an array of one would be an allocation of its own.
+    func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch)
+}
+
+package extension WriteAnswerTarget {
+    func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch) {
+        receive([answer], in: &batch)
+    }
 }

@@ -115,17 +115,24 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     package func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
         inFlight.add(1, ordering: .acquiringAndReleasing)
-        batch.add(on: channel.eventLoop) { [self] in
-            // One buffer and one write for the answers of a commit.
-            var frames = channel.allocator.buffer(capacity: answers.count * 24)
-            for answer in answers { answer.appendFrame(to: &frames) }
-            emit(frames)
-            channel.flush()
-            settle(answers.count)
-            // Only while the handler waits for it: on the path of every answer otherwise.
-            if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
-            inFlight.subtract(1, ordering: .acquiringAndReleasing)
-        }
+        batch.add(on: channel.eventLoop) { [self] in writeOut(answers) }
+    }
+
+    package func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch) {
+        inFlight.add(1, ordering: .acquiringAndReleasing)
+        batch.add(on: channel.eventLoop) { [self] in writeOut(CollectionOfOne(answer)) }
+    }
+
+    /// Writes the answers of a commit handed over by `receive`, in one buffer and one write.
+    private func writeOut(_ answers: some Collection<WriteAnswer>) {
+        var frames = channel.allocator.buffer(capacity: answers.count * 24)
+        for answer in answers { answer.appendFrame(to: &frames) }
+        emit(frames)
+        channel.flush()
+        settle(answers.count)
+        // Only while the handler waits for it: on the path of every answer otherwise.
+        if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
+        inFlight.subtract(1, ordering: .acquiringAndReleasing)
     }
 
     // MARK: On the event loop

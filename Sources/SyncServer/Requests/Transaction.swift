@@ -12,7 +12,7 @@ extension Sharedstate_V1_TransactionRequest: ClientRequest {
             for compare in compares { try session.requireRead(compare.key, call.access) }
             for operation in onSuccess + onFailure { try session.requireWrite(operation.key, call.access) }
         }
-        session.queuedWrites.append((call.id, request, cause))
+        session.queue(request, requestID: call.id, cause: cause)
         return .next
     }
 

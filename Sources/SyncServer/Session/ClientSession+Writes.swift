@@ -16,7 +16,7 @@ package extension ClientSession {
     /// key; it is answered when it commits.
     func queue(_ operation: WriteRequest.WriteOperation, cause: String, _ call: Call) throws(SharedStateError) -> Step {
         try requireWrite(operation.key, call.access)
-        queuedWrites.append((call.id, operation.request, cause))
+        queue(operation.request, requestID: call.id, cause: cause)
         return .next
     }
 

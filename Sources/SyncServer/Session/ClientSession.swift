@@ -67,8 +67,9 @@ package final class ClientSession {
     let environment: Environment
     let transfers: TransferStore
     let accessCache: PermissionCache
-    /// Writes checked and not yet handed to the engine: they go together, once per read.
-    var queuedWrites: [(id: UInt64, request: WriteRequest, cause: String)] = []
+    /// Writes checked and not yet handed to the engine: they go together, once per read. The
+    /// array is handed over as it is, and kept for the next read.
+    private(set) var queuedWrites: [PendingWrite] = []
     /// This connection as the writer of the revisions it makes; made at its first write, after
     /// the Hello has named it.
     lazy var writerIdentity = WriterIdentity(
@@ -125,8 +126,15 @@ package final class ClientSession {
         // One write from a client that waits for each answer: latency is what it feels.
         let waitsForEach = queuedWrites.count == 1 && !writer.owesAnswers
         writer.expectAnswers(queuedWrites.count)
-        engine.submit(queuedWrites, by: writerIdentity, answeringTo: writer, mayCommitHere: waitsForEach)
+        if engine.metrics.samplesDelivery() { queuedWrites[0].timedSince = .now }
+        engine.submit(queuedWrites, mayCommitHere: waitsForEach)
         queuedWrites.removeAll(keepingCapacity: true)
+    }
+
+    /// Queues a checked write, request `requestID` of this connection, made for `cause`.
+    func queue(_ request: WriteRequest, requestID: UInt64, cause: String) {
+        queuedWrites.append(
+            PendingWrite(request: request, origin: WriteOrigin(writer: writerIdentity, cause: cause), answering: requestID, to: writer))
     }
 
     /// Answers a suspended request once its work is done.
