@@ -38,6 +38,11 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// The most one connection hands the socket in one turn of its event loop.
     static let pieceBytes = 256 * 1024
 
+    /// Frames handed over together that take at most this many bytes are copied into one buffer
+    /// and written as one: a commit's events for a watcher are many small frames, and the
+    /// channel's pipeline costs more per write than copying a few hundred bytes.
+    static let joinedBytes = 16 * 1024
+
     private let channel: any Channel
     private let watermarks: ChannelOptions.Types.WriteBufferWaterMark
     private let backlogged = Atomic<Bool>(false)
@@ -258,7 +263,12 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// Writes `frames` (unflushed), or sends them a piece at a time when they are more than one
     /// piece together.
     private func emit(_ frames: [ByteBuffer]) {
-        if paced.value.isEmpty && frames.reduce(0, { $0 + $1.readableBytes }) <= Self.pieceBytes {
+        let bytes = frames.reduce(0) { $0 + $1.readableBytes }
+        if paced.value.isEmpty && frames.count > 1 && bytes <= Self.joinedBytes {
+            var joined = channel.allocator.buffer(capacity: bytes)
+            for frame in frames { joined.writeImmutableBuffer(frame) }
+            channel.write(joined, promise: nil)
+        } else if paced.value.isEmpty && bytes <= Self.pieceBytes {
             for frame in frames { channel.write(frame, promise: nil) }
         } else {
             pace(frames.map { ($0, nil) })
