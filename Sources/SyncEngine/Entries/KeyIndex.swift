@@ -1,10 +1,10 @@
+import Foundation
+
 /// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
-/// (linear probing, at most half full), looked up by a key's UTF-8 bytes and the hash each
-/// ``StoredEntry`` keeps.
+/// (linear probing, at most half full), looked up by a key's UTF-8 bytes.
 ///
 /// A `Set<StoredEntry>` did this before, but a set finds an element only by an element: each
-/// lookup made an entry of its key to look with (an allocation per write planned), and the set
-/// hashed the key's bytes again on every insertion.
+/// lookup made an entry of its key to look with, an allocation per write planned.
 struct KeyIndex: Sendable {
     /// A power of two long; nil marks an empty slot.
     private var slots: [StoredEntry?]
@@ -18,7 +18,7 @@ struct KeyIndex: Sendable {
         slots = Array(repeating: nil, count: size)
     }
 
-    /// The hash of a key's UTF-8 bytes, as ``StoredEntry`` keeps it (seeded per process).
+    /// The hash of a key's UTF-8 bytes (seeded per process).
     static func hash(of key: UnsafeRawBufferPointer) -> Int {
         var hasher = Hasher()
         hasher.combine(bytes: key)
@@ -34,7 +34,7 @@ struct KeyIndex: Sendable {
     /// Stores `entry` under its key; returns the entry it replaced.
     @discardableResult
     mutating func update(with entry: StoredEntry) -> StoredEntry? {
-        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: entry.keyHash) }
+        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: Self.hash(of: UnsafeRawBufferPointer($0))) }
         let replaced = slots[slot]
         slots[slot] = entry
         if !found {
@@ -74,7 +74,9 @@ struct KeyIndex: Sendable {
         let mask = slots.count - 1
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.keyHash == hash, entry.withKeyBytes({ $0.elementsEqual(key) }) { return (slot, true) }
+            if entry.withKeyBytes({ $0.count == key.count && (key.isEmpty || memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0) }) {
+                return (slot, true)
+            }
             slot = (slot + 1) & mask
         }
         return (slot, false)

@@ -6,8 +6,7 @@ import SharedStateWire
 /// object and a separate buffer for the value, and a dictionary slot for the key. With a million
 /// keys that is most of syncd's memory, and of its start-up time.
 ///
-/// Equal and hashed by key alone. It keeps its key's hash (``keyHash``), which ``KeyIndex`` finds
-/// it by.
+/// Equal and hashed by key alone.
 ///
 /// `@unchecked Sendable`: the buffer is never written after it is made.
 package struct StoredEntry: Hashable, @unchecked Sendable {
@@ -20,7 +19,6 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
         var createRevision: UInt64
         var modRevision: UInt64
         var ephemeralSession: UInt64
-        var keyHash: Int
     }
 
     private init(buffer: ManagedBuffer<Header, UInt8>) {
@@ -43,8 +41,7 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
                 version: version,
                 createRevision: createRevision,
                 modRevision: modRevision,
-                ephemeralSession: ephemeralSession,
-                keyHash: KeyIndex.hash(of: key)
+                ephemeralSession: ephemeralSession
             )
         }
         buffer.withUnsafeMutablePointerToElements { elements in
@@ -73,8 +70,10 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
         }
     }
 
-    /// The hash of its key's bytes (``KeyIndex/hash(of:)``).
-    var keyHash: Int { buffer.header.keyHash }
+    /// The hash of its key's bytes (``KeyIndex/hash(of:)``). Not kept in the entry: 8 more bytes
+    /// put a 100-byte value's entry in the next `malloc` size class (16 MB more with a million
+    /// keys), and the index hashes a key about as often as a set did.
+    var keyHash: Int { withKeyBytes { KeyIndex.hash(of: UnsafeRawBufferPointer($0)) } }
 
     /// The session an ephemeral key is bound to; 0 for a key that persists.
     var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
@@ -107,7 +106,7 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
     }
 
     package func hash(into hasher: inout Hasher) {
-        hasher.combine(keyHash)
+        withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether the value's bytes are those of `value`.
