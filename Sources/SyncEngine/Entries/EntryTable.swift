@@ -1,6 +1,6 @@
-/// Every committed entry, found by key, and in key order. The entries carry their own keys and
-/// hashes, so the index by key (``KeyIndex``) is a table of 8-byte references: a dictionary keyed
-/// by `String` spends 16 more bytes per slot. The order (``KeyOrder``) holds the same references
+/// Every committed entry, found by key, and in key order. The entries carry their own keys, so
+/// the index by key (``KeyIndex``) is a table of 8-byte references: a dictionary keyed by
+/// `String` spends 16 more bytes per slot. The order (``KeyOrder``) holds the same references
 /// sorted by key, to find the entries under a prefix without a scan and to read them from a
 /// copy, without the engine's lock.
 package struct EntryTable: Sendable {
