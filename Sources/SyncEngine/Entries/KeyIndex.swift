@@ -1,4 +1,4 @@
-import Foundation
+import SharedStateWire
 
 /// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
 /// (linear probing, at most half full), looked up by a key's UTF-8 bytes.
@@ -19,22 +19,29 @@ struct KeyIndex: Sendable {
     }
 
     /// The hash of a key's UTF-8 bytes (seeded per process).
-    static func hash(of key: UnsafeRawBufferPointer) -> Int {
+    static func hash(of key: UnsafeBufferPointer<UInt8>) -> Int {
         var hasher = Hasher()
-        hasher.combine(bytes: key)
+        hasher.combine(bytes: UnsafeRawBufferPointer(key))
         return hasher.finalize()
+    }
+
+    /// The hash of `entry`'s key. Computed, not kept in the entry: 8 more bytes put a 100-byte
+    /// value's entry in the next `malloc` size class (16 MB more with a million keys), and a put
+    /// hashes its key twice either way.
+    private static func hash(of entry: StoredEntry) -> Int {
+        entry.withKeyBytes { hash(of: $0) }
     }
 
     /// The entry stored under `key`.
     func entry(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: Self.hash(of: UnsafeRawBufferPointer(key)))
+        let (slot, found) = place(of: key, hash: Self.hash(of: key))
         return found ? slots[slot] : nil
     }
 
     /// Stores `entry` under its key; returns the entry it replaced.
     @discardableResult
     mutating func update(with entry: StoredEntry) -> StoredEntry? {
-        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: Self.hash(of: UnsafeRawBufferPointer($0))) }
+        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: Self.hash(of: $0)) }
         let replaced = slots[slot]
         slots[slot] = entry
         if !found {
@@ -46,7 +53,7 @@ struct KeyIndex: Sendable {
 
     /// Removes the entry stored under `key`, and returns it.
     mutating func remove(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: Self.hash(of: UnsafeRawBufferPointer(key)))
+        let (slot, found) = place(of: key, hash: Self.hash(of: key))
         guard found, let removed = slots[slot] else { return nil }
         // Move back each later entry of the run that may sit in the hole, so that every entry
         // stays reachable from its home slot without a gap.
@@ -54,7 +61,7 @@ struct KeyIndex: Sendable {
         var hole = slot
         var next = (slot + 1) & mask
         while let moved = slots[next] {
-            let home = moved.keyHash & mask
+            let home = Self.hash(of: moved) & mask
             if (next &- home) & mask >= (next &- hole) & mask {
                 slots[hole] = moved
                 hole = next
@@ -74,9 +81,7 @@ struct KeyIndex: Sendable {
         let mask = slots.count - 1
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.withKeyBytes({ $0.count == key.count && (key.isEmpty || memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0) }) {
-                return (slot, true)
-            }
+            if entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
             slot = (slot + 1) & mask
         }
         return (slot, false)
@@ -87,7 +92,7 @@ struct KeyIndex: Sendable {
         slots = Array(repeating: nil, count: old.count * 2)
         let mask = slots.count - 1
         for case let entry? in old {
-            var slot = entry.keyHash & mask
+            var slot = Self.hash(of: entry) & mask
             while slots[slot] != nil { slot = (slot + 1) & mask }
             slots[slot] = entry
         }

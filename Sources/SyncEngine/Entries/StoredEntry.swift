@@ -6,10 +6,8 @@ import SharedStateWire
 /// object and a separate buffer for the value, and a dictionary slot for the key. With a million
 /// keys that is most of syncd's memory, and of its start-up time.
 ///
-/// Equal and hashed by key alone.
-///
 /// `@unchecked Sendable`: the buffer is never written after it is made.
-package struct StoredEntry: Hashable, @unchecked Sendable {
+package struct StoredEntry: @unchecked Sendable {
     private let buffer: ManagedBuffer<Header, UInt8>
 
     private struct Header {
@@ -70,11 +68,6 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
         }
     }
 
-    /// The hash of its key's bytes (``KeyIndex/hash(of:)``). Not kept in the entry: 8 more bytes
-    /// put a 100-byte value's entry in the next `malloc` size class (16 MB more with a million
-    /// keys), and the index hashes a key about as often as a set did.
-    var keyHash: Int { withKeyBytes { KeyIndex.hash(of: UnsafeRawBufferPointer($0)) } }
-
     /// The session an ephemeral key is bound to; 0 for a key that persists.
     var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
 
@@ -99,14 +92,6 @@ package struct StoredEntry: Hashable, @unchecked Sendable {
             modRevision: header.modRevision,
             ephemeralSession: header.ephemeralSession
         )
-    }
-
-    package static func == (left: StoredEntry, right: StoredEntry) -> Bool {
-        left.withKeyBytes { leftKey in right.withKeyBytes { rightKey in leftKey.elementsEqual(rightKey) } }
-    }
-
-    package func hash(into hasher: inout Hasher) {
-        withKeyBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether the value's bytes are those of `value`.
