@@ -2,11 +2,11 @@ import Foundation
 import SharedStateWire
 import SyncEngine
 
-/// The writes: the engine plans each group and gives it its revisions; the backend commits them
-/// to the change log in one SQLite transaction (see ``RevisionStore``).
+/// The writes: the engine plans each group and gives it its revisions; the backend appends them
+/// to the change log's journal, one record per group (see ``RevisionStore`` and ``Storage``).
 extension SQLiteBackend: RevisionStore {
-    /// Commits `revisions` in one transaction, recording in the `sessions` table each writer
-    /// that had not written before in this run.
+    /// Commits `revisions` as one record of the journal, recording in the `sessions` table first
+    /// each writer that had not written before in this run.
     package func persist(_ revisions: [CommittedRevision]) throws {
         let newWriters = recordedWriters.withLock { recorded in
             revisions.compactMap { revision -> WriterIdentity? in
@@ -28,9 +28,9 @@ extension SQLiteBackend: RevisionStore {
     /// When the `entries` table is next brought up to date (see ``Storage/materializationDeadline``).
     package var maintenanceDeadline: ContinuousClock.Instant? { storage.materializationDeadline }
 
-    /// Brings the database's `entries` table up to date with the committed state (see
-    /// ``Storage/materialize()``). A failure loses nothing: the change log has every change, and
-    /// the writer tries again later.
+    /// Moves the journal into the database and brings its `entries` table up to date with the
+    /// committed state (see ``Storage/materialize()``). A failure loses nothing: the journal has
+    /// every change, and the writer tries again later.
     package func performMaintenance() {
         do {
             try storage.materialize()

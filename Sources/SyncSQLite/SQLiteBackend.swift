@@ -8,9 +8,9 @@ import Synchronization
 /// decides the revisions (a ``RevisionStore``; see ``StateBackend``).
 ///
 /// The engine's writer plans each group of writes and hands its revisions to
-/// ``persist(_:)``, which commits them to the change log in one transaction. The change log
-/// answers replays, history and compaction; the `entries` table is brought up to date between
-/// commits (``performMaintenance()``).
+/// ``persist(_:)``, which appends them to the change log's journal (see ``Storage``). The change
+/// log answers replays, history and compaction; the journal is moved into the database, and the
+/// `entries` table brought up to date, between commits (``performMaintenance()``).
 ///
 /// This file holds the backend's state and its reads of the change log; `+RevisionStore` the
 /// commits.
@@ -35,6 +35,13 @@ package final class SQLiteBackend: StateBackend {
     package func load() throws -> StartingState {
         let loaded = try storage.load()
         start.withLock { $0 = (loaded.revision, loaded.lastSessionID) }
+        if let cut = storage.cutJournalTail {
+            // What a crash cut short was never acknowledged: its writer was told nothing.
+            logger.warning(
+                "the segment journal ended in a torn record, which was cut off",
+                metadata: ["journal": "\(storage.journal.path)", "offset": "\(cut.offset)", "bytes": "\(cut.bytes)"]
+            )
+        }
         return loaded
     }
 

@@ -5,14 +5,21 @@ import SyncEngine
 /// A consistent copy of the database out, and the entries of such a copy back in.
 package extension Storage {
     /// Writes a consistent copy of the database to `path` with SQLite's online backup (one step,
-    /// under one read transaction) and returns the revision it holds.
+    /// under one read transaction), adds the journal's segments to its change log, and returns
+    /// the revision it holds.
     func backup(to path: String) async throws -> UInt64 {
+        // Taken before the database is read (see the change log's readers).
+        let journaled = journaled.withLock { $0 }
         let destination = try DatabaseQueue(path: path)
         defer { try? destination.close() }
         try await withReader { db in
             try destination.writeWithoutTransaction { try db.backup(to: $0) }
         }
-        return try await destination.read(Self.lastRevision)
+        return try await destination.write { db in
+            let copied = try Self.lastRevision(db)
+            try Self.insertRows(of: journaled.filter { $0.first > copied }, db)
+            return try Self.lastRevision(db)
+        }
     }
 
     /// The entries of a backup made by ``backup(to:)``, checked and brought to this schema. The

@@ -3,10 +3,16 @@ import SharedStateWire
 import SyncEngine
 
 /// Reading the change log back (replays, history) and compacting it.
+///
+/// The log is the `changes` table's rows, then the journal's segments (see ``Storage``). A reader
+/// takes the segments before it reads the table: a segment leaves the journal only once the table
+/// holds it, so between them the two hold every revision, and the table's copy of a revision
+/// the reader also took from the journal is skipped.
 package extension Storage {
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
-        try await withReader { db in
+        let journaled = journaled.withLock { $0 }
+        return try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
                 sql: "SELECT \(Self.logColumns) FROM changes WHERE revision > ? ORDER BY revision",
@@ -15,6 +21,10 @@ package extension Storage {
             var result: [CommittedRevision] = []
             while let row = try rows.next(), UInt64(bitPattern: row[0]) <= lastRevision {
                 result += try Self.loggedRevisions(row).filter { $0.revision > revision && $0.revision <= lastRevision }
+            }
+            let read = result.last?.revision ?? revision
+            for segment in journaled where segment.last > read && segment.first <= lastRevision {
+                result += try Self.revisions(of: segment).filter { $0.revision > read && $0.revision <= lastRevision }
             }
             return result
         }
@@ -26,8 +36,21 @@ package extension Storage {
     /// the log.
     func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
         guard !keys.isEmpty else { return [:] }
+        let journaled = journaled.withLock { $0 }
         return try await withReader { db in
             let compacted = try Self.meta("compacted_revision", db)
+            var found: [String: Entry?] = [:]
+            func look(at logged: CommittedRevision) {
+                guard logged.revision <= revision, logged.revision > compacted else { return }
+                for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
+                    found[change.key] = .some(change.type == .put ? change.entry : nil)
+                }
+            }
+            for segment in journaled.reversed() where segment.first <= revision {
+                for logged in try Self.revisions(of: segment).reversed() { look(at: logged) }
+                if found.count == keys.count { return found }
+            }
+            let journalStart = journaled.first?.first ?? .max
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
@@ -37,13 +60,8 @@ package extension Storage {
                     """,
                 arguments: [Int64(revision), Int64(compacted)]
             )
-            var found: [String: Entry?] = [:]
             while found.count < keys.count, let row = try rows.next() {
-                for logged in try Self.loggedRevisions(row).reversed() where logged.revision <= revision && logged.revision > compacted {
-                    for change in logged.changes.reversed() where keys.contains(change.key) && found[change.key] == nil {
-                        found[change.key] = .some(change.type == .put ? change.entry : nil)
-                    }
-                }
+                for logged in try Self.loggedRevisions(row).reversed() where logged.revision < journalStart { look(at: logged) }
             }
             return found
         }
@@ -52,23 +70,35 @@ package extension Storage {
     /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
-        try await withReader { db in
+        let journaled = journaled.withLock { $0 }
+        return try await withReader { db in
             let compacted = try Self.meta("compacted_revision", db)
-            let rows = try Row.fetchCursor(
-                db,
-                sql: "SELECT \(Self.logColumns) FROM changes WHERE revision > ? ORDER BY revision DESC",
-                arguments: [Int64(compacted)]
-            )
             var found: [LoggedChange] = []
             var sessions: Set<UInt64> = []
-            rows: while let row = try rows.next() {
-                for revision in try Self.loggedRevisions(row).reversed() where revision.revision > compacted {
-                    // Newest first, so that the change log's order comes back with one reversal.
-                    for change in revision.changes.reversed() where change.key == key {
-                        found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
-                        sessions.insert(revision.writerSession)
+            /// Adds `revision`'s changes of `key`; false once `limit` are found.
+            func look(at revision: CommittedRevision) -> Bool {
+                guard revision.revision > compacted else { return true }
+                // Newest first, so that the change log's order comes back with one reversal.
+                for change in revision.changes.reversed() where change.key == key {
+                    found.append(LoggedChange(change: change, writerSession: revision.writerSession, cause: revision.cause))
+                    sessions.insert(revision.writerSession)
+                }
+                return limit.map { found.count < $0 } ?? true
+            }
+            let journalStart = journaled.first?.first ?? .max
+            search: do {
+                for segment in journaled.reversed() {
+                    for revision in try Self.revisions(of: segment).reversed() where !look(at: revision) { break search }
+                }
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: "SELECT \(Self.logColumns) FROM changes WHERE revision > ? ORDER BY revision DESC",
+                    arguments: [Int64(compacted)]
+                )
+                while let row = try rows.next() {
+                    for revision in try Self.loggedRevisions(row).reversed() where revision.revision < journalStart {
+                        if !look(at: revision) { break search }
                     }
-                    if let limit, found.count >= limit { break rows }
                 }
             }
             // Who the sessions were, recorded with their first revisions.
@@ -88,6 +118,11 @@ package extension Storage {
                 return logged
             }
         }
+    }
+
+    /// The revisions of one of the journal's segments.
+    private static func revisions(of segment: SegmentJournal.Segment) throws -> [CommittedRevision] {
+        try LogSegment.revisions(in: segment.body, first: segment.first, last: segment.last)
     }
 
     /// Removes the `sessions` rows of `sessions` and of every session up to `throughSession`,

@@ -6,13 +6,16 @@ import SyncEngine
 import Synchronization
 
 /// The one owner of syncd's SQLite database: opens and migrates it, loads the state at start-up,
-/// and commits each group of revisions in one transaction.
+/// and commits each group of revisions.
 ///
-/// A commit only appends to the change log. The `entries` table, which lets a restart start from
-/// the current values instead of the whole log, is brought up to date in batches by
-/// ``materialize()``: a key written a thousand times between two batches is written to `entries`
-/// once. Until then the log after `entries_revision` holds what `entries` lacks, and ``load()``
-/// replays it.
+/// A commit only appends the group to the ``SegmentJournal``, a file beside the database: one
+/// `write` (and an `fdatasync` with `--durability full`). ``materialize()`` brings the database up
+/// to date in batches, in one transaction: the journal's segments become rows of the `changes`
+/// table, and the keys they changed are written to `entries` (a key written a thousand times
+/// between two batches once); then the journal is emptied. `entries` lets a restart start from
+/// the current values instead of the whole log; ``load()`` replays the `changes` rows after
+/// `entries_revision` and then the journal. Readers of the change log see the journal's segments
+/// after the table's rows.
 ///
 /// This file opens, loads, commits and materialises; `+ChangeLog` reads and compacts the log,
 /// `+Backup` copies the database out and reads a copy back in, `+Checkpoint` keeps the
@@ -56,6 +59,14 @@ package final class Storage: Sendable {
     /// The last revision the change log holds (or `entries` reflects): the next commit starts
     /// after it.
     private let lastLogged = Mutex<UInt64>(0)
+    /// Where commits go until ``materialize()`` moves them into the `changes` table.
+    let journal: SegmentJournal
+    /// The journal's segments, in order, for readers of the change log: each is removed only once
+    /// the `changes` table holds it.
+    let journaled: Mutex<[SegmentJournal.Segment]>
+    /// The torn tail that opening the journal cut off, if it had one: the records of writes that
+    /// were never acknowledged.
+    package let cutJournalTail: (offset: UInt64, bytes: UInt64)?
 
     /// Makes SQLite's `unix-excl` file system the process's default, once, before the first
     /// database opens. It locks a database file for the process that opens it, for as long as it
@@ -109,8 +120,29 @@ package final class Storage: Sendable {
                 throw StorageError(path: path, message: "written by a newer syncd; its schema is unknown to this version")
             }
             try migrator.migrate(pool)
-            let lastLogged = try pool.read(Self.lastRevision)
-            self.lastLogged.withLock { $0 = lastLogged }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
+        }
+        let (journal, recovered): (SegmentJournal, SegmentJournal.Recovered)
+        let segments: [SegmentJournal.Segment]
+        do {
+            let inDatabase = try pool.read(Self.lastRevision)
+            (journal, recovered) = try SegmentJournal.open(path: path + "-segments", syncsEachAppend: durability == .full)
+            segments = try Self.segments(of: recovered.segments, after: inDatabase, in: journal.path)
+            // Records the database already holds, left by a crash before the journal was emptied.
+            if segments.isEmpty, !recovered.segments.isEmpty { try journal.reset() }
+            lastLogged.withLock { $0 = segments.last?.last ?? inDatabase }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(path: path, message: "cannot read the change log's last revision: \(Self.describe(error))")
+        }
+        self.journal = journal
+        self.journaled = Mutex(segments)
+        self.cutJournalTail = recovered.cutTail
+        do {
             // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
             // the durability setting afterwards, on the writer connection.
             try pool.writeWithoutTransaction { db in
@@ -127,10 +159,30 @@ package final class Storage: Sendable {
         }
     }
 
+    /// The journal's segments after `revision`, the database's last: those the database holds
+    /// already are left out, and the rest must follow it.
+    ///
+    /// - Throws: ``StorageError`` when they do not follow it: the journal is another database's.
+    private static func segments(
+        of recovered: [SegmentJournal.Segment], after revision: UInt64, in journal: String
+    ) throws(StorageError) -> [SegmentJournal.Segment] {
+        let newer = recovered.drop { $0.last <= revision }
+        if let first = newer.first, first.first != revision + 1 {
+            throw StorageError(
+                path: journal,
+                message: """
+                    holds revisions \(first.first)–\(newer.last!.last), which do not follow the database's last revision, \(revision): \
+                    it belongs to another copy of the database (move it away to start from the database alone)
+                    """)
+        }
+        return Array(newer)
+    }
+
     /// Reads every entry and the revisions; called once at start-up, before any commit.
     func load() throws -> StartingState {
+        let segments = journaled.withLock { $0 }
         let (loaded, replayed) = try withReader { db in
-            let state = try Self.readState(db)
+            let state = try Self.readState(db, then: segments)
             let lastSessionID = try UInt64.fetchOne(
                 db,
                 sql: """
@@ -158,8 +210,9 @@ package final class Storage: Sendable {
         return loaded
     }
 
-    /// Commits consecutive revisions in one transaction, as one row of the change log (a
-    /// ``LogSegment``). Nothing is written if it throws.
+    /// Commits consecutive revisions as one record of the journal (a ``LogSegment``), recording
+    /// in the `sessions` table first the writers it names that are new. Nothing of the group is
+    /// kept if it throws.
     ///
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
@@ -173,37 +226,21 @@ package final class Storage: Sendable {
         guard first.revision == logged &+ 1 else {
             throw StorageError(path: path, message: "revision \(first.revision) does not follow the change log's last, \(logged)")
         }
-        try withWriter { db in
-            // The transaction's own statements are prepared once too: GRDB's transactions prepare
-            // BEGIN and COMMIT again on every commit.
-            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
-            do {
-                // One row for the whole group (a `LogSegment`), bound through the C API: GRDB's
-                // argument arrays cost more than the insert itself.
-                let appendSegment = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)")
-                let handle = appendSegment.sqliteStatement
-                let code = LogSegment.body(of: revisions).withUnsafeBytes { body in
-                    sqlite3_reset(handle)
-                    sqlite3_bind_int64(handle, 1, Int64(last.revision))
-                    sqlite3_bind_int64(handle, 2, Int64(first.revision))
-                    // Static: the bytes outlive the step that reads them.
-                    sqlite3_bind_blob(handle, 3, body.baseAddress, Int32(body.count), nil)
-                    defer { sqlite3_clear_bindings(handle) }
-                    return sqlite3_step(handle)
-                }
-                guard code == SQLITE_DONE else { throw Self.error(code, db) }
+        guard journal.isOpen else { throw closedError }
+        if !writers.isEmpty {
+            // Before the revisions that name them: a row of a session whose revisions a crash
+            // lost only takes a little room.
+            try withWriterTransaction { db in
                 for writer in writers {
                     try db.cachedStatement(
                         sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
                     ).execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
                 }
-                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            } catch {
-                // Nothing of the group is kept.
-                if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK TRANSACTION") }
-                throw error
             }
         }
+        let segment = SegmentJournal.Segment(first: first.revision, last: last.revision, body: LogSegment.body(of: revisions))
+        try journal.append(first: segment.first, last: segment.last, body: segment.body)
+        journaled.withLock { $0.append(segment) }
         lastLogged.withLock { $0 = last.revision }
         unmaterialized.withLock { pending in
             for revision in revisions {
@@ -232,15 +269,18 @@ package final class Storage: Sendable {
         materializationDeadline.map { $0 <= .now } ?? false
     }
 
-    /// Writes the entries changed since the last call to the `entries` table, in one transaction,
-    /// so a restart replays no log before that point; and drops what compaction has released.
-    /// Call it only while no commit runs (the engine holds the right to commit). When it throws,
-    /// nothing is lost: the log still holds every change and the next call tries again.
+    /// Moves the journal's segments into the `changes` table and writes the entries changed since
+    /// the last call to the `entries` table, in one transaction synced to disk, so a restart
+    /// replays no log before that point; then empties the journal, and drops what compaction has
+    /// released. Call it only while no commit runs (the engine holds the right to commit). When it
+    /// throws, nothing is lost: the journal still holds every change and the next call tries
+    /// again.
     func materialize() throws {
         let pending = unmaterialized.withLock { $0 }
-        guard pending.since != nil else { return }
+        let segments = journaled.withLock { $0 }
+        guard pending.since != nil || !segments.isEmpty else { return }
         do {
-            try write(pending)
+            try write(pending, segments)
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
             unmaterialized.withLock {
@@ -250,45 +290,78 @@ package final class Storage: Sendable {
             throw error
         }
         unmaterialized.withLock { $0 = Unmaterialized() }
+        journaled.withLock { $0.removeFirst(segments.count) }
+        // Should emptying fail, the records stay and the next start skips them: the database
+        // holds them now.
+        try? journal.reset()
     }
 
-    private func write(_ pending: Unmaterialized) throws {
-        try withWriterTransaction { db in
-            let upsertEntry = try db.cachedStatement(
-                sql: """
-                    INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version,
-                        create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
-                        ephemeral_session = excluded.ephemeral_session
-                    """
-            )
-            let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
-            for (key, entry) in pending.entries {
-                if let entry {
-                    try upsertEntry.execute(arguments: [
-                        entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
-                        Int64(entry.modRevision), Int64(entry.ephemeralSession),
-                    ])
-                } else {
-                    try deleteEntry.execute(arguments: [key])
-                }
+    private func write(_ pending: Unmaterialized, _ segments: [SegmentJournal.Segment]) throws {
+        // Synced even with `--durability normal`: the journal is emptied next, and the database
+        // must not lose, in a power cut, what the journal no longer holds.
+        try withWriter { db in
+            if durability != .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
+            defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
+            try Self.inTransaction(db) { db in try write(pending, segments, db) }
+        }
+    }
+
+    private func write(_ pending: Unmaterialized, _ segments: [SegmentJournal.Segment], _ db: Database) throws {
+        try Self.insertRows(of: segments, db)
+        let upsertEntry = try db.cachedStatement(
+            sql: """
+                INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
+                VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version,
+                    create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
+                    ephemeral_session = excluded.ephemeral_session
+                """
+        )
+        let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
+        for (key, entry) in pending.entries {
+            if let entry {
+                try upsertEntry.execute(arguments: [
+                    entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
+                    Int64(entry.modRevision), Int64(entry.ephemeralSession),
+                ])
+            } else {
+                try deleteEntry.execute(arguments: [key])
             }
-            try db.execute(
-                sql: "UPDATE meta SET value = ? WHERE name IN ('revision', 'entries_revision')",
-                arguments: [Int64(pending.lastRevision)]
-            )
-            // Compaction keeps the rows `entries` did not have yet; they may go now.
-            try db.execute(
-                sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'compacted_revision'))",
-                arguments: [Int64(pending.lastRevision)]
-            )
+        }
+        guard pending.since != nil else { return }
+        try db.execute(
+            sql: "UPDATE meta SET value = ? WHERE name IN ('revision', 'entries_revision')",
+            arguments: [Int64(pending.lastRevision)]
+        )
+        // Compaction keeps the rows `entries` did not have yet; they may go now.
+        try db.execute(
+            sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'compacted_revision'))",
+            arguments: [Int64(pending.lastRevision)]
+        )
+    }
+
+    /// Appends a row of the `changes` table for each segment, bound through the C API: GRDB's
+    /// argument arrays cost more than the insert itself.
+    static func insertRows(of segments: [SegmentJournal.Segment], _ db: Database) throws {
+        guard !segments.isEmpty else { return }
+        let handle = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)").sqliteStatement
+        for segment in segments {
+            let code = segment.body.withUnsafeBytes { body in
+                sqlite3_reset(handle)
+                sqlite3_bind_int64(handle, 1, Int64(segment.last))
+                sqlite3_bind_int64(handle, 2, Int64(segment.first))
+                // Static: the bytes outlive the step that reads them.
+                sqlite3_bind_blob(handle, 3, body.baseAddress, Int32(body.count), nil)
+                defer { sqlite3_clear_bindings(handle) }
+                return sqlite3_step(handle)
+            }
+            guard code == SQLITE_DONE else { throw error(code, db) }
         }
     }
 
     /// The entries as of the last revision the database holds: the `entries` table, then the log
-    /// after `entries_revision` replayed over it.
-    static func readState(_ db: Database) throws
+    /// after `entries_revision` replayed over it, then `segments` (the journal's).
+    static func readState(_ db: Database, then segments: [SegmentJournal.Segment] = []) throws
         -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
@@ -334,6 +407,16 @@ package final class Storage: Sendable {
                 revision = max(revision, logged.revision)
             }
         }
+        for segment in segments {
+            for logged in try LogSegment.revisions(in: segment.body, first: segment.first, last: segment.last) {
+                for change in logged.changes {
+                    entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+                }
+                replayed.append(contentsOf: logged.changes)
+                replayedRevisions += 1
+                revision = max(revision, logged.revision)
+            }
+        }
         return (entries, revision, (replayed, replayedRevisions))
     }
 
@@ -351,14 +434,14 @@ package final class Storage: Sendable {
         try LogSegment.revisions(in: row[2], first: UInt64(bitPattern: row[0]), last: UInt64(bitPattern: row[1]))
     }
 
-    /// The size of the database and its write-ahead log, in bytes.
+    /// The size of the database and its write-ahead logs, in bytes.
     var fileSize: UInt64 { databaseFileSize + writeAheadLogSize }
 
-    /// The database file's size in bytes, without its write-ahead log.
+    /// The database file's size in bytes, without its write-ahead logs.
     var databaseFileSize: UInt64 { Self.size(of: path) }
 
-    /// The write-ahead log's size in bytes.
-    var writeAheadLogSize: UInt64 { Self.size(of: path + "-wal") }
+    /// The size of the write-ahead logs in bytes: SQLite's and the segment journal.
+    var writeAheadLogSize: UInt64 { Self.size(of: path + "-wal") + journal.size }
 
     private static func size(of file: String) -> UInt64 {
         (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value ?? 0
@@ -389,6 +472,7 @@ package final class Storage: Sendable {
         try materialize()
         _ = try withWriter { try $0.checkpoint(.truncate) }
         try pool.close()
+        journal.close()
     }
 
     // MARK: Reaching the connections

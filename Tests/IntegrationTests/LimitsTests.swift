@@ -30,6 +30,7 @@ import Testing
         #expect(status.st_gid == 1)
         #expect(mode(of: scratch.database) == 0o600)
         #expect(mode(of: scratch.database + "-wal") == 0o600)
+        #expect(mode(of: scratch.database + "-segments") == 0o600)
         #expect(mode(of: (scratch.database as NSString).deletingLastPathComponent) == 0o700)
         try await daemon.stop()
     }

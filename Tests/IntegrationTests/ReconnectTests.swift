@@ -123,7 +123,7 @@ extension Collector where Element == WatchBatch {
             try await eventually("both changes") { collector.all.count == 3 }
             try await daemon.stop()
 
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.database + suffix) }
+            for suffix in ["", "-wal", "-shm", "-segments"] { try? FileManager.default.removeItem(atPath: scratch.database + suffix) }
             try FileManager.default.copyItem(atPath: older, toPath: scratch.database)
             daemon = try await DaemonProcess(scratch)
             try await eventually("the resync") { collector.all.count == 4 }

@@ -66,24 +66,37 @@ import Testing
         try storage.commit([revision(1, "a", "1", session: 3, cause: "first")])
         try storage.commit((2...5).map { revision($0, $0 % 2 == 0 ? "a" : "b", "\($0)", session: 3, cause: "r\($0)") })
         try storage.commit([revision(6, "a", "6")])
+        #expect(storage.journaled.withLock { $0.map(\.first) } == [1, 2, 6])
+
+        func expectEveryReaderSeesThem() async throws {
+            #expect(try await storage.changes(after: 0, through: 6).map(\.revision) == [1, 2, 3, 4, 5, 6])
+            #expect(try await storage.changes(after: 2, through: 4).map(\.revision) == [3, 4])
+            #expect(try await storage.changes(after: 5, through: 6).map(\.revision) == [6])
+            let history = try await storage.history(of: "a", limit: nil)
+            #expect(history.map(\.change.revision) == [1, 2, 4, 6])
+            #expect(history.map(\.cause) == ["first", "r2", "r4", ""])
+            #expect(try await storage.history(of: "a", limit: 2).map(\.change.revision) == [4, 6])
+            let at3 = try await storage.entries(of: ["a", "b"], at: 3)
+            #expect(at3["a"]??.modRevision == 2)
+            #expect(at3["b"]??.modRevision == 3)
+        }
+        // From the journal, then from the table's rows, a segment each.
+        try await expectEveryReaderSeesThem()
+        try storage.materialize()
+        #expect(storage.journaled.withLock { $0.isEmpty })
         #expect(try rows(path).map(\.first) == [1, 2, 6])
         #expect(try rows(path).map(\.last) == [1, 5, 6])
-
-        #expect(try await storage.changes(after: 0, through: 6).map(\.revision) == [1, 2, 3, 4, 5, 6])
-        #expect(try await storage.changes(after: 2, through: 4).map(\.revision) == [3, 4])
-        #expect(try await storage.changes(after: 5, through: 6).map(\.revision) == [6])
-        let history = try await storage.history(of: "a", limit: nil)
-        #expect(history.map(\.change.revision) == [1, 2, 4, 6])
-        #expect(history.map(\.cause) == ["first", "r2", "r4", ""])
-        #expect(try await storage.history(of: "a", limit: 2).map(\.change.revision) == [4, 6])
-        let at3 = try await storage.entries(of: ["a", "b"], at: 3)
-        #expect(at3["a"]??.modRevision == 2)
-        #expect(at3["b"]??.modRevision == 3)
+        try await expectEveryReaderSeesThem()
+        // Half in the table, half in the journal.
+        try storage.commit([revision(7, "a", "7", cause: "r7")])
+        #expect(try await storage.changes(after: 4, through: 7).map(\.revision) == [5, 6, 7])
+        #expect(try await storage.history(of: "a", limit: 3).map(\.cause) == ["r4", "", "r7"])
+        #expect(try await storage.entries(of: ["a", "b"], at: 7)["a"]??.modRevision == 7)
 
         let restarted = try Storage(path: path, durability: .normal)
         let loaded = try restarted.load()
-        #expect(loaded.revision == 6)
-        #expect(loaded.plainEntries["a"]?.modRevision == 6)
+        #expect(loaded.revision == 7)
+        #expect(loaded.plainEntries["a"]?.modRevision == 7)
         #expect(loaded.plainEntries["b"]?.modRevision == 5)
     }
 
@@ -123,15 +136,23 @@ import Testing
         #expect(try await storage.changes(after: 1, through: 3).map(\.revision) == [2, 3])
         try storage.commit((4...5).map { revision($0, "k", "\($0)") })
         #expect(try await storage.history(of: "k", limit: nil).map(\.change.revision) == [1, 2, 3, 4, 5])
+        try storage.materialize()
         #expect(try rows(path).map(\.first) == [nil, nil, nil, 4])
     }
 
     @Test func aDamagedRowStopsTheStartWithItsRevisions() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
-        try Storage(path: path, durability: .normal).commit((1...3).map { revision($0, "k", "\($0)") })
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit((1...3).map { revision($0, "k", "\($0)") })
+        try storage.materialize()
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in try db.execute(sql: "UPDATE changes SET body = substr(body, 1, length(body) - 4)") }
+        try queue.write { db in
+            try db.execute(sql: "UPDATE changes SET body = substr(body, 1, length(body) - 4)")
+            // As a syncd from before the journal left it: the log not yet in `entries`.
+            try db.execute(sql: "UPDATE meta SET value = 0 WHERE name IN ('revision', 'entries_revision')")
+            try db.execute(sql: "DELETE FROM entries")
+        }
         try queue.close()
         #expect {
             try Storage(path: path, durability: .normal).load()

@@ -387,8 +387,8 @@ extension Result where Failure == SharedStateError {
     }
 
     @Test func aFailedCommitRefusesTheWritesAndChangesNothing() async throws {
-        // A trigger added by another connection refuses inserts into the change log, so syncd's
-        // commit fails inside SQLite, as on a full disk: not a closed connection misused.
+        // The journal's file is swapped for /dev/full under syncd, so its write fails as on a full
+        // disk: not a closed file misused.
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
@@ -397,18 +397,20 @@ extension Result where Failure == SharedStateError {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await engine.runWrites() }
             _ = await engine.put("a", "1")
-            let intruder = try DatabaseQueue(path: path)
-            try await intruder.write {
-                try $0.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON changes BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
-            }
+            let descriptor = try #require(storage.journal.descriptor)
+            let saved = dup(descriptor)
+            let full = open("/dev/full", O_WRONLY)
+            #expect(saved >= 0 && full >= 0 && dup2(full, descriptor) == descriptor)
             let result = await engine.put("a", "2")
-            try await intruder.write { try $0.execute(sql: "DROP TRIGGER refuse") }
-            try intruder.close()
+            #expect(dup2(saved, descriptor) == descriptor)
+            close(saved)
+            close(full)
             #expect(result.errorCode == .unavailable)
             #expect(engine.revision == 1)
             #expect(engine.entry("a").entry?.version == 1)
-            #expect(log.messages.contains { $0.hasPrefix("commit failed; the writes were refused") && $0.contains("refused by the test") })
-            // Once the trigger is gone, the next write commits with the next revision.
+            #expect(
+                log.messages.contains { $0.hasPrefix("commit failed; the writes were refused") && $0.contains("No space left on device") })
+            // Once the file is back, the next write commits with the next revision.
             #expect(await engine.put("a", "3") == .success(.put(revision: 2, version: 2)))
             engine.shutDown()
             try await group.waitForAll()
