@@ -7,7 +7,7 @@ import SyncEngine
 extension SQLiteBackend: RevisionStore {
     /// Commits `revisions` as one record of the journal, recording in the `sessions` table first
     /// each writer that had not written before in this run.
-    package func persist(_ revisions: [CommittedRevision]) throws {
+    package func persist(_ revisions: [CommittedRevision], segment: Data) throws {
         let newWriters = recordedWriters.withLock { recorded in
             revisions.compactMap { revision -> WriterIdentity? in
                 guard let writer = revision.writer else { return nil }
@@ -15,7 +15,7 @@ extension SQLiteBackend: RevisionStore {
             }
         }
         do {
-            try storage.commit(revisions, recording: newWriters)
+            try storage.commit(revisions, segment: segment, recording: newWriters)
         } catch {
             recordedWriters.withLock { recorded in for writer in newWriters { recorded[writer.session] = nil } }
             throw error

@@ -216,7 +216,9 @@ package final class Storage: Sendable {
     ///
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
-    func commit(_ revisions: [CommittedRevision], recording writers: [WriterIdentity] = []) throws {
+    /// - Parameter segment: The group's records in the segment format, when the caller encoded
+    ///   them together (``LogRecordEncoding/segment(of:)``); made from the revisions otherwise.
+    func commit(_ revisions: [CommittedRevision], segment: Data? = nil, recording writers: [WriterIdentity] = []) throws {
         guard let first = revisions.first, let last = revisions.last else { return }
         // Each revision in exactly one row: a row's revisions are found from its first and last.
         guard zip(revisions, revisions.dropFirst()).allSatisfy({ $1.revision &- $0.revision == 1 }) else {
@@ -238,7 +240,7 @@ package final class Storage: Sendable {
                 }
             }
         }
-        let segment = SegmentJournal.Segment(first: first.revision, last: last.revision, body: LogSegment.body(of: revisions))
+        let segment = SegmentJournal.Segment(first: first.revision, last: last.revision, body: segment ?? LogSegment.body(of: revisions))
         try journal.append(first: segment.first, last: segment.last, body: segment.body)
         journaled.withLock { $0.append(segment) }
         lastLogged.withLock { $0 = last.revision }

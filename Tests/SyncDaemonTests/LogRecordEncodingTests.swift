@@ -45,4 +45,26 @@ import Testing
             if record != expected { return }
         }
     }
+
+    @Test func aGroupEncodedTogetherIsTheSegmentOfItsRecords() throws {
+        let writer = WriterIdentity(session: 9, clientName: "c", pid: 1, uid: 0, gid: 0)
+        for count in [1, 2, 7, 200] {
+            let revisions = (0..<count).map { index in
+                let value = Data(repeating: UInt8(ascii: "1"), count: index % 3 == 0 ? 200 : 3)
+                let changes: [Change] =
+                    index % 4 == 3
+                    ? [.delete("k\(index)", revision: UInt64(100 + index))]
+                    : [.put(Entry(key: "k\(index)", value: value, version: 1, createRevision: 5, modRevision: UInt64(100 + index)))]
+                return LogRecordEncoding.Revision(
+                    revision: UInt64(100 + index), changes: changes,
+                    origin: WriteOrigin(writer: index % 2 == 0 ? writer : nil, cause: index % 5 == 0 ? "cause \(index)" : ""))
+            }
+            let alone = revisions.map { CommittedRevision(revision: $0.revision, changes: $0.changes, origin: $0.origin) }
+            let (body, records) = LogRecordEncoding.segment(of: revisions)
+            #expect(body == LogSegment.body(of: alone))
+            #expect(records.map { body[$0] } == alone.map(\.logRecord))
+            let read = try LogSegment.revisions(in: body, first: 100, last: UInt64(99 + count))
+            #expect(read.map(\.changes) == revisions.map(\.changes))
+        }
+    }
 }

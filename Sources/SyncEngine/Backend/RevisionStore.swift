@@ -1,3 +1,4 @@
+import Foundation
 import SharedStateWire
 
 /// The write half of a backend whose revisions this syncd decides, as the store's only writer
@@ -5,13 +6,14 @@ import SharedStateWire
 /// it the next revisions; the store makes them durable; only then does the engine publish them
 /// and answer the writes.
 package protocol RevisionStore: AnyObject, Sendable {
-    /// Makes `revisions` durable, all of them or none, before it returns.
+    /// Makes `revisions` durable, all of them or none, before it returns. `segment` holds their
+    /// records, encoded once in the change log's segment format (``LogRecordEncoding/segment(of:)``).
     ///
     /// Called by one thread at a time (the engine's writer, or a connection that took its turn),
     /// and never while ``performMaintenance()`` runs.
     ///
     /// - Throws: Any error of the store: nothing was committed, and the writes are refused.
-    func persist(_ revisions: [CommittedRevision]) throws
+    func persist(_ revisions: [CommittedRevision], segment: Data) throws
 
     /// Whether a commit is quick enough to run on the submitting connection's event loop when
     /// nothing else is waiting; false when each one waits for the disk (an fsync).

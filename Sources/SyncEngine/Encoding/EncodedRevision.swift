@@ -36,7 +36,8 @@ package struct EncodedRevision: Sendable {
         return (encoded, event.changes.map { Change(wireValue: $0) })
     }
 
-    private init(revision: UInt64, writerSession: UInt64, cause: String, logRecord: LogRecord) {
+    /// A revision whose record is already encoded (see ``LogRecordEncoding/segment(of:)``).
+    init(revision: UInt64, writerSession: UInt64, cause: String, logRecord: LogRecord) {
         self.revision = revision
         self.writerSession = writerSession
         self.cause = cause

@@ -11,31 +11,92 @@ import SharedStateWire
 package enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
     static func record(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) -> Data {
-        typealias Fields = WireFields.WatchEvent
         var cause = cause
         return cause.withUTF8 { cause in
-            var size = Writer.varintFieldSize(revision) + Writer.varintFieldSize(writerSession)
-            for change in changes { size += 1 + Writer.lengthDelimitedSize(changeSize(change)) }
-            if !cause.isEmpty { size += 1 + Writer.lengthDelimitedSize(cause.count) }
-
+            let size = recordSize(revision: revision, changes: changes, writerSession: writerSession, cause: cause)
             var record = Data(count: size)
             record.withUnsafeMutableBytes { buffer in
                 var writer = Writer(base: buffer.baseAddress!)
-                if revision != 0 { writer.varintField(Fields.revision, revision) }
-                for change in changes {
-                    writer.key(Fields.changes, .lengthDelimited)
-                    writer.varint(UInt64(changeSize(change)))
-                    if change.type == .delete { writer.varintField(WireFields.Change.type, 1) }
-                    writer.key(WireFields.Change.entry, .lengthDelimited)
-                    writer.varint(UInt64(entrySize(change.entry)))
-                    write(change.entry, to: &writer)
-                }
-                if writerSession != 0 { writer.varintField(Fields.writerSession, writerSession) }
-                if !cause.isEmpty { writer.bytesField(Fields.cause, UnsafeRawBufferPointer(cause)) }
+                writeRecord(revision: revision, changes: changes, writerSession: writerSession, cause: cause, to: &writer)
                 assert(writer.offset == size, "the record's size was computed wrong")
             }
             return record
         }
+    }
+
+    /// A revision to encode with others of its commit group.
+    struct Revision {
+        var revision: UInt64
+        var changes: [Change]
+        var origin: WriteOrigin
+    }
+
+    /// The records of a commit group's consecutive revisions, in one allocation: the group's body
+    /// in the change log's segment format (each record as field 1 of a `LogSegment`; a group of
+    /// one is its record alone), and each record's range in it.
+    static func segment(of revisions: [Revision]) -> (body: Data, records: [Range<Int>]) {
+        if revisions.count == 1, let only = revisions.first {
+            let record = record(
+                revision: only.revision, changes: only.changes, writerSession: only.origin.session, cause: only.origin.cause)
+            return (record, [record.indices])
+        }
+        var causes = revisions.map(\.origin.cause)
+        var sizes: [Int] = []
+        sizes.reserveCapacity(revisions.count)
+        var total = 0
+        for index in revisions.indices {
+            let revision = revisions[index]
+            let size = causes[index].withUTF8 { cause in
+                recordSize(revision: revision.revision, changes: revision.changes, writerSession: revision.origin.session, cause: cause)
+            }
+            sizes.append(size)
+            total += 1 + Writer.lengthDelimitedSize(size)
+        }
+        var records: [Range<Int>] = []
+        records.reserveCapacity(revisions.count)
+        var body = Data(count: total)
+        body.withUnsafeMutableBytes { buffer in
+            var writer = Writer(base: buffer.baseAddress!)
+            for index in revisions.indices {
+                let revision = revisions[index]
+                writer.key(WireFields.LogSegment.revisions, .lengthDelimited)
+                writer.varint(UInt64(sizes[index]))
+                let start = writer.offset
+                causes[index].withUTF8 { cause in
+                    writeRecord(
+                        revision: revision.revision, changes: revision.changes, writerSession: revision.origin.session, cause: cause,
+                        to: &writer)
+                }
+                records.append(start..<writer.offset)
+                assert(writer.offset - start == sizes[index], "a record's size was computed wrong")
+            }
+            assert(writer.offset == total, "the segment's size was computed wrong")
+        }
+        return (body, records)
+    }
+
+    private static func recordSize(revision: UInt64, changes: [Change], writerSession: UInt64, cause: UnsafeBufferPointer<UInt8>) -> Int {
+        var size = Writer.varintFieldSize(revision) + Writer.varintFieldSize(writerSession)
+        for change in changes { size += 1 + Writer.lengthDelimitedSize(changeSize(change)) }
+        if !cause.isEmpty { size += 1 + Writer.lengthDelimitedSize(cause.count) }
+        return size
+    }
+
+    private static func writeRecord(
+        revision: UInt64, changes: [Change], writerSession: UInt64, cause: UnsafeBufferPointer<UInt8>, to writer: inout Writer
+    ) {
+        typealias Fields = WireFields.WatchEvent
+        if revision != 0 { writer.varintField(Fields.revision, revision) }
+        for change in changes {
+            writer.key(Fields.changes, .lengthDelimited)
+            writer.varint(UInt64(changeSize(change)))
+            if change.type == .delete { writer.varintField(WireFields.Change.type, 1) }
+            writer.key(WireFields.Change.entry, .lengthDelimited)
+            writer.varint(UInt64(entrySize(change.entry)))
+            write(change.entry, to: &writer)
+        }
+        if writerSession != 0 { writer.varintField(Fields.writerSession, writerSession) }
+        if !cause.isEmpty { writer.bytesField(Fields.cause, UnsafeRawBufferPointer(cause)) }
     }
 
     private typealias Writer = ProtobufFieldWriter

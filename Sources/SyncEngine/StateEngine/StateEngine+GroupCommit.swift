@@ -114,7 +114,7 @@ package extension StateEngine {
         }
         do {
             let started = ContinuousClock.now
-            try store.persist(revisions)
+            try store.persist(revisions, segment: plan.segment)
             metrics.commitLatency.record(ContinuousClock.now - started)
             metrics.commits.increment()
             metrics.writesPerCommit.record(Double(batch.count))

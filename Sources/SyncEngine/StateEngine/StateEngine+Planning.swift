@@ -1,3 +1,4 @@
+import Foundation
 import SharedStateWire
 
 /// Planning a group of writes against the published entries, for a backend that decides
@@ -12,6 +13,9 @@ package extension StateEngine {
         /// Each key those revisions change, with its entry after them (nil: deleted), in the
         /// form the engine stores it: made here, off the engine's lock, and once.
         var entries: [String: StoredEntry?] = [:]
+        /// The revisions' records, encoded together in the change log's segment format (see
+        /// ``LogRecordEncoding/segment(of:)``): each revision's record is a slice of it.
+        var segment = Data()
     }
 
     /// Plans each write in order against the published state as the earlier ones of `batch`
@@ -22,8 +26,12 @@ package extension StateEngine {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay: [String: StoredEntry?] = [:]
+        overlay.reserveCapacity(batch.count)
         var revision = published.withLock { $0.revision }
         plan.results.reserveCapacity(batch.count)
+        // A lone write's revision needs no array.
+        var first: LogRecordEncoding.Revision?
+        var revisions: [LogRecordEncoding.Revision] = []
 
         for pending in batch {
             var request = pending.request
@@ -64,7 +72,16 @@ package extension StateEngine {
                     for change in planned.changes {
                         overlay.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
                     }
-                    plan.revisions.append(CommittedRevision(revision: revision, changes: planned.changes, origin: origin))
+                    let planned = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
+                    if first == nil {
+                        first = planned
+                    } else {
+                        if revisions.isEmpty {
+                            revisions.reserveCapacity(batch.count)
+                            revisions.append(first!)
+                        }
+                        revisions.append(planned)
+                    }
                 }
                 plan.results.append(.success(planned.outcome))
             } catch {
@@ -72,6 +89,22 @@ package extension StateEngine {
             }
         }
         plan.entries = overlay
+        guard let first else { return plan }
+        if revisions.isEmpty {
+            let revision = CommittedRevision(revision: first.revision, changes: first.changes, origin: first.origin)
+            plan.revisions = [revision]
+            plan.segment = revision.logRecord
+            return plan
+        }
+        // Encoded together once all are planned: one buffer for the group, each record a slice.
+        let (segment, records) = LogRecordEncoding.segment(of: revisions)
+        plan.revisions.reserveCapacity(revisions.count)
+        for (revision, record) in zip(revisions, records) {
+            plan.revisions.append(
+                CommittedRevision(
+                    revision: revision.revision, changes: revision.changes, origin: revision.origin, logRecord: segment[record]))
+        }
+        plan.segment = segment
         return plan
     }
 }

@@ -23,6 +23,15 @@ package struct CommittedRevision: Sendable {
         self.encoded = EncodedRevision(revision: revision, changes: changes, writerSession: origin.session, cause: origin.cause)
     }
 
+    /// A revision of a commit group whose records were encoded together: `logRecord` is its
+    /// record's bytes within the group's (see ``LogRecordEncoding/segment(of:)``).
+    init(revision: UInt64, changes: [Change], origin: WriteOrigin, logRecord: EncodedRevision.LogRecord) {
+        self.revision = revision
+        self.changes = changes
+        self.writer = origin.writer
+        self.encoded = EncodedRevision(revision: revision, writerSession: origin.session, cause: origin.cause, logRecord: logRecord)
+    }
+
     /// Decodes a row of the change log.
     package init(logRecord: EncodedRevision.LogRecord) throws {
         let (encoded, changes) = try EncodedRevision.decode(logRecord)

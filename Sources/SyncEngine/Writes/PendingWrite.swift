@@ -76,6 +76,7 @@ package struct PendingWrite: Sendable {
         }
         var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
         var order: [ObjectIdentifier] = []
+        answers.reserveCapacity(8)
         for (pending, result) in zip(writes, results) {
             switch pending.reply {
             case .callback(let completion):
@@ -83,7 +84,10 @@ package struct PendingWrite: Sendable {
             case .answer(let requestID, let target):
                 let identifier = ObjectIdentifier(target)
                 if answers[identifier] == nil {
-                    answers[identifier] = (target, [])
+                    // Room for every answer left: grown once rather than doubling.
+                    var room: [WriteAnswer] = []
+                    room.reserveCapacity(writes.count)
+                    answers[identifier] = (target, room)
                     order.append(identifier)
                 }
                 answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
