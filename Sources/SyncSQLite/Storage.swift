@@ -367,29 +367,44 @@ package final class Storage: Sendable {
         -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
-        var entries = EntryTable(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
-        // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
-        // the start-up time.
-        let statement = try db.makeStatement(
-            // In key order (the primary key's, free): the table's key order is then built by appending.
-            sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries ORDER BY key"
-        )
-        let handle = statement.sqliteStatement
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else { throw error(code, db) }
-            entries.insert(
-                StoredEntry.make(
-                    key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
-                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
-                    version: UInt64(sqlite3_column_int64(handle, 2)),
-                    createRevision: UInt64(sqlite3_column_int64(handle, 3)),
-                    modRevision: UInt64(sqlite3_column_int64(handle, 4)),
-                    ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
-                )
+        let builder = EntryTableBuilder(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
+        var batch: [StoredEntry] = []
+        batch.reserveCapacity(Self.loadBatch)
+        do {
+            // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
+            // the start-up time.
+            let statement = try db.makeStatement(
+                // In key order (the primary key's, free): the table's key order is then built by appending.
+                sql: "SELECT key, value, version, create_revision, mod_revision, ephemeral_session FROM entries ORDER BY key"
             )
+            let handle = statement.sqliteStatement
+            while true {
+                let code = sqlite3_step(handle)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw error(code, db) }
+                batch.append(
+                    StoredEntry.make(
+                        key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
+                        value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
+                        version: UInt64(sqlite3_column_int64(handle, 2)),
+                        createRevision: UInt64(sqlite3_column_int64(handle, 3)),
+                        modRevision: UInt64(sqlite3_column_int64(handle, 4)),
+                        ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+                    )
+                )
+                if batch.count == Self.loadBatch {
+                    // Indexed on the builder's thread while this one reads on.
+                    builder.add(batch)
+                    batch = []
+                    batch.reserveCapacity(Self.loadBatch)
+                }
+            }
+        } catch {
+            _ = builder.finish()
+            throw error
         }
+        builder.add(batch)
+        var entries = builder.finish()
         let entriesRevision = try meta("entries_revision", db)
         var revision = max(try meta("revision", db), entriesRevision)
         var replayed: [Change] = []
@@ -421,6 +436,9 @@ package final class Storage: Sendable {
         }
         return (entries, revision, (replayed, replayedRevisions))
     }
+
+    /// How many entries start-up reads before it hands them to be indexed.
+    private static let loadBatch = 4096
 
     /// The last revision the database holds: the change log may hold revisions after the last
     /// one materialised.

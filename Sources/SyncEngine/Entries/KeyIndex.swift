@@ -3,11 +3,18 @@ import SharedStateWire
 /// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
 /// (linear probing, at most half full), looked up by a key's UTF-8 bytes.
 ///
+/// Each slot has a tag beside it, a byte of its entry's hash: a probe compares the key only of
+/// an entry whose tag matches, so passing an occupied slot reads a byte, not the entry (a cache
+/// miss each, with a million keys: building the index at start-up was a fifth of the time to
+/// ready).
+///
 /// A `Set<StoredEntry>` did this before, but a set finds an element only by an element: each
 /// lookup made an entry of its key to look with, an allocation per write planned.
 struct KeyIndex: Sendable {
     /// A power of two long; nil marks an empty slot.
     private var slots: [StoredEntry?]
+    /// Each slot's tag (see ``tag(of:)``), at the same index; meaningless for an empty slot.
+    private var tags: [UInt8]
     /// How many entries it holds.
     private(set) var count = 0
 
@@ -16,7 +23,12 @@ struct KeyIndex: Sendable {
         var size = 8
         while size < capacity * 2 { size *= 2 }
         slots = Array(repeating: nil, count: size)
+        tags = Array(repeating: 0, count: size)
     }
+
+    /// The byte of `hash` a slot keeps: its top one, which the slot's number (its low bits) does
+    /// not already tell.
+    private static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash >> (Int.bitWidth - 8)) }
 
     /// The hash of a key's UTF-8 bytes (seeded per process).
     static func hash(of key: UnsafeBufferPointer<UInt8>) -> Int {
@@ -41,9 +53,11 @@ struct KeyIndex: Sendable {
     /// Stores `entry` under its key; returns the entry it replaced.
     @discardableResult
     mutating func update(with entry: StoredEntry) -> StoredEntry? {
-        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: Self.hash(of: $0)) }
+        let hash = Self.hash(of: entry)
+        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: hash) }
         let replaced = slots[slot]
         slots[slot] = entry
+        tags[slot] = Self.tag(of: hash)
         if !found {
             count += 1
             if count * 2 > slots.count { grow() }
@@ -64,6 +78,7 @@ struct KeyIndex: Sendable {
             let home = Self.hash(of: moved) & mask
             if (next &- home) & mask >= (next &- hole) & mask {
                 slots[hole] = moved
+                tags[hole] = tags[next]
                 hole = next
             }
             next = (next + 1) & mask
@@ -79,9 +94,10 @@ struct KeyIndex: Sendable {
     /// The slot holding `key`'s entry (found), or the empty one where it would go.
     private func place(of key: UnsafeBufferPointer<UInt8>, hash: Int) -> (slot: Int, found: Bool) {
         let mask = slots.count - 1
+        let tag = Self.tag(of: hash)
         var slot = hash & mask
         while let entry = slots[slot] {
-            if entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
+            if tags[slot] == tag, entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
             slot = (slot + 1) & mask
         }
         return (slot, false)
@@ -90,11 +106,14 @@ struct KeyIndex: Sendable {
     private mutating func grow() {
         let old = slots
         slots = Array(repeating: nil, count: old.count * 2)
+        tags = Array(repeating: 0, count: old.count * 2)
         let mask = slots.count - 1
         for case let entry? in old {
-            var slot = Self.hash(of: entry) & mask
+            let hash = Self.hash(of: entry)
+            var slot = hash & mask
             while slots[slot] != nil { slot = (slot + 1) & mask }
             slots[slot] = entry
+            tags[slot] = Self.tag(of: hash)
         }
     }
 }

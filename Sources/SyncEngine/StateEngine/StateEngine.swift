@@ -108,8 +108,11 @@ package final class StateEngine: Sendable {
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))
         self.logger = logger
         var published = Published(entries: state.entries, revision: state.revision, compactedRevision: state.compactedRevision)
-        for entry in state.entries.all where entry.ephemeralSession != 0 {
-            published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key)
+        // In key order, which is the order the entries were loaded and allocated in: memory read
+        // front to back, not a cache miss per entry as in the index's order.
+        state.entries.order.forEach(withPrefix: "") { entry in
+            if entry.ephemeralSession != 0 { published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key) }
+            return true
         }
         self.published = Mutex(published)
     }

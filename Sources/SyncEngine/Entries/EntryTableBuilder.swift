@@ -1,0 +1,61 @@
+import Foundation
+
+/// Builds an ``EntryTable`` on a thread of its own from batches of entries handed to it in key
+/// order, so that reading the entries from the database and indexing them share the machine's
+/// cores at start-up instead of taking turns on one.
+///
+/// With a million keys, indexing is a cache miss per entry and reading is SQLite's work per row;
+/// side by side they take about as long as the slower of the two.
+package final class EntryTableBuilder: @unchecked Sendable {
+    // Everything below is reached only with `condition` locked.
+    private let condition = NSCondition()
+    private var pending: [[StoredEntry]] = []
+    private var isComplete = false
+    private var built: EntryTable?
+
+    /// Starts the thread that builds a table with room for `capacity` entries.
+    package init(capacity: Int) {
+        let thread = Thread { [self] in build(capacity: capacity) }
+        thread.name = "syncd-load"
+        thread.start()
+    }
+
+    /// Hands over the next entries, in key order after those handed over before.
+    package func add(_ batch: [StoredEntry]) {
+        guard !batch.isEmpty else { return }
+        condition.lock()
+        pending.append(batch)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until every entry handed over is in the table, and returns it.
+    package func finish() -> EntryTable {
+        condition.lock()
+        defer { condition.unlock() }
+        isComplete = true
+        condition.signal()
+        while built == nil { condition.wait() }
+        return built!
+    }
+
+    private func build(capacity: Int) {
+        var table = EntryTable(capacity: capacity)
+        while true {
+            condition.lock()
+            while pending.isEmpty && !isComplete { condition.wait() }
+            let batches = pending
+            pending.removeAll()
+            let isLast = isComplete && batches.isEmpty
+            condition.unlock()
+            if isLast { break }
+            for batch in batches {
+                for entry in batch { table.insert(entry) }
+            }
+        }
+        condition.lock()
+        built = table
+        condition.broadcast()
+        condition.unlock()
+    }
+}
