@@ -85,7 +85,11 @@ package extension StateEngine {
     /// from the earliest timed write's submission until the group's events are written to the
     /// watchers goes to ``DaemonMetrics/deliveryLatency``.
     private func commitAndAnswer(_ batch: [PendingWrite], to store: any RevisionStore) {
-        _ = commit(batch, timedSince: batch.lazy.compactMap(\.timedSince).min(), to: store, answering: true)
+        var earliest: ContinuousClock.Instant?
+        for index in batch.indices {
+            if let since = batch[index].timedSince, earliest.map({ since < $0 }) ?? true { earliest = since }
+        }
+        _ = commit(batch, timedSince: earliest, to: store, answering: true)
     }
 
     /// Plans, commits and publishes a group of writes, each made by the origin at its index (syncd

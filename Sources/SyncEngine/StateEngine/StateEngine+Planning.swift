@@ -33,9 +33,10 @@ package extension StateEngine {
         var first: LogRecordEncoding.Revision?
         var revisions: [LogRecordEncoding.Revision] = []
 
-        for pending in batch {
-            var request = pending.request
-            let origin = pending.origin
+        // By index: a write copied whole would retain its reply's target too.
+        for index in batch.indices {
+            var request = batch[index].request
+            let origin = batch[index].origin
             if case .expireEphemeral(let session?, _) = request {
                 var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
                 for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }

@@ -47,8 +47,9 @@ package struct PendingWrite: Sendable {
         // The usual group comes from one connection: its answers need no sorting by target.
         var only: (any WriteAnswerTarget)?
         var isOneTarget = true
-        for pending in writes {
-            guard case .answer(_, let target) = pending.reply else { continue }
+        // By index, reading only the reply: a write copied whole retains its request too.
+        for index in writes.indices {
+            guard case .answer(_, let target) = writes[index].reply else { continue }
             if let only, only !== target {
                 isOneTarget = false
                 break
@@ -65,10 +66,10 @@ package struct PendingWrite: Sendable {
         if isOneTarget {
             var answers: [WriteAnswer] = []
             answers.reserveCapacity(writes.count)
-            for (pending, result) in zip(writes, results) {
-                switch pending.reply {
-                case .callback(let completion): if callingBack { completion(result) }
-                case .answer(let requestID, _): answers.append(WriteAnswer(requestID: requestID, result: result))
+            for index in writes.indices {
+                switch writes[index].reply {
+                case .callback(let completion): if callingBack { completion(results[index]) }
+                case .answer(let requestID, _): answers.append(WriteAnswer(requestID: requestID, result: results[index]))
                 }
             }
             if let only { only.receive(answers, in: &batch) }
@@ -77,8 +78,9 @@ package struct PendingWrite: Sendable {
         var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
         var order: [ObjectIdentifier] = []
         answers.reserveCapacity(8)
-        for (pending, result) in zip(writes, results) {
-            switch pending.reply {
+        for index in writes.indices {
+            let result = results[index]
+            switch writes[index].reply {
             case .callback(let completion):
                 if callingBack { completion(result) }
             case .answer(let requestID, let target):
@@ -101,8 +103,8 @@ package struct PendingWrite: Sendable {
 
     /// Calls the callbacks among `writes` with their results, in order.
     static func callBack(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
-        for (pending, result) in zip(writes, results) {
-            if case .callback(let completion) = pending.reply { completion(result) }
+        for index in writes.indices {
+            if case .callback(let completion) = writes[index].reply { completion(results[index]) }
         }
     }
 }
