@@ -88,7 +88,9 @@ package extension Storage {
             let journalStart = journaled.first?.first ?? .max
             search: do {
                 for segment in journaled.reversed() {
-                    for revision in try Self.revisions(of: segment).reversed() where !look(at: revision) { break search }
+                    for revision in try Self.revisions(of: segment).reversed() {
+                        if !look(at: revision) { break search }
+                    }
                 }
                 let rows = try Row.fetchCursor(
                     db,

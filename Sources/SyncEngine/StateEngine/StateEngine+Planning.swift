@@ -73,15 +73,15 @@ package extension StateEngine {
                     for change in planned.changes {
                         overlay.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
                     }
-                    let planned = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
+                    let made = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
                     if first == nil {
-                        first = planned
+                        first = made
                     } else {
                         if revisions.isEmpty {
                             revisions.reserveCapacity(batch.count)
                             revisions.append(first!)
                         }
-                        revisions.append(planned)
+                        revisions.append(made)
                     }
                 }
                 plan.results.append(.success(planned.outcome))
