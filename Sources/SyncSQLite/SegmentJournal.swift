@@ -64,8 +64,8 @@ package final class SegmentJournal: Sendable {
         do {
             let contents = try readAll(descriptor, path: path)
             var recovered = Recovered()
-            var salt: UInt64
-            var end: Int
+            let salt: UInt64
+            let end: Int
             if contents.count < fileHeaderSize {
                 // New, or its header was cut short: no record can follow a torn header.
                 salt = UInt64.random(in: .min ... .max)
@@ -77,7 +77,9 @@ package final class SegmentJournal: Sendable {
                     throw StorageError(path: path, message: "is not a syncd segment journal (move it away if it is not needed)")
                 }
                 salt = contents.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: magic.count, as: UInt64.self).littleEndian }
-                (recovered.segments, end) = contents.withUnsafeBytes { records(in: $0, salt: salt) }
+                let read = contents.withUnsafeBytes { records(in: $0, salt: salt) }
+                recovered.segments = read.0
+                end = read.end
                 if end < contents.count {
                     recovered.cutTail = (UInt64(end), UInt64(contents.count - end))
                     guard ftruncate(descriptor, off_t(end)) == 0 else { throw error(path, "cannot cut its torn tail", errno) }
