@@ -38,11 +38,34 @@ package struct WatchRegistry {
         let id: UInt64
     }
 
-    private var watches: [WatchKey: Watch] = [:]
-    /// The watches by the keys they select.
-    private var index = WatchIndex<WatchKey>()
-    /// The ids of each subscriber's watches.
-    private var bySubscriber: [ObjectIdentifier: Set<UInt64>] = [:]
+    /// A subscriber that has watches, and what delivery noted of it in its latest round.
+    private struct Subscriber {
+        let subscriber: any WatchSubscriber
+        /// Its watches' slots, by the watches' ids.
+        var slots: [UInt64: Int] = [:]
+        /// The round that last reached it, whether it was backlogged then, and its outbox there
+        /// (-1 before its first frame).
+        var round: UInt64 = 0
+        var isBacklogged = false
+        var outbox = -1
+    }
+
+    // The watches live in slots, numbered from 0 and reused, so that delivery finds a watch, its
+    // subscriber and what it already did for them in a round by position, never by hashing.
+    private var slots: [Watch?] = []
+    /// The subscriber slot of the watch in each slot.
+    private var subscriberOfSlot: [Int] = []
+    /// The pass of delivery that last reached each slot, to take a watch once per revision.
+    private var passOfSlot: [UInt64] = []
+    private var freeSlots: [Int] = []
+    private var slotOfWatch: [WatchKey: Int] = [:]
+    private var subscribers: [Subscriber?] = []
+    private var freeSubscriberSlots: [Int] = []
+    private var slotOfSubscriber: [ObjectIdentifier: Int] = [:]
+    /// Counts delivery's passes (one per revision); each round begins with a new one.
+    private var pass: UInt64 = 0
+    /// The watches' slots by the keys they select.
+    private var index = WatchIndex<Int>()
     /// How many watches ask for previous values.
     private var previousValueWatches = 0
 
@@ -51,28 +74,51 @@ package struct WatchRegistry {
     var wantsPreviousValues: Bool { previousValueWatches > 0 }
 
     /// The number of active watches.
-    var count: Int { watches.count }
+    var count: Int { slotOfWatch.count }
 
     /// The number of watches `subscriber` has.
     func count(of subscriber: any WatchSubscriber) -> Int {
-        bySubscriber[ObjectIdentifier(subscriber)]?.count ?? 0
+        slotOfSubscriber[ObjectIdentifier(subscriber)].map { subscribers[$0]!.slots.count } ?? 0
     }
 
     /// Whether `subscriber` has a watch with this id.
     func contains(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
-        watches[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil
+        slotOfWatch[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil
     }
 
     /// Adds a watch, in place of one of the same subscriber with the same id.
     mutating func add(_ watch: Watch) {
         let key = WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)
-        if let old = watches.updateValue(watch, forKey: key) {
-            index.remove(key, prefixes: old.prefixes)
-            if old.previousValues { previousValueWatches -= 1 }
+        remove(key)
+        let subscriberSlot: Int
+        if let known = slotOfSubscriber[key.subscriber] {
+            subscriberSlot = known
+        } else {
+            subscriberSlot = Self.take(&freeSubscriberSlots, in: &subscribers, Subscriber(subscriber: watch.subscriber))
+            slotOfSubscriber[key.subscriber] = subscriberSlot
         }
+        let slot = Self.take(&freeSlots, in: &slots, watch)
+        if slot == subscriberOfSlot.count {
+            subscriberOfSlot.append(subscriberSlot)
+            passOfSlot.append(0)
+        } else {
+            subscriberOfSlot[slot] = subscriberSlot
+            passOfSlot[slot] = 0
+        }
+        slotOfWatch[key] = slot
+        subscribers[subscriberSlot]!.slots[watch.id] = slot
         if watch.previousValues { previousValueWatches += 1 }
-        index.insert(key, prefixes: watch.prefixes)
-        bySubscriber[key.subscriber, default: []].insert(watch.id)
+        index.insert(slot, prefixes: watch.prefixes)
+    }
+
+    /// Puts `element` in a free slot of `array`, or a new one; returns the slot.
+    private static func take<Element>(_ free: inout [Int], in array: inout [Element?], _ element: Element) -> Int {
+        if let slot = free.popLast() {
+            array[slot] = element
+            return slot
+        }
+        array.append(element)
+        return array.count - 1
     }
 
     /// Removes a watch; returns whether it existed.
@@ -84,34 +130,47 @@ package struct WatchRegistry {
     /// Removes every watch of `subscriber`.
     mutating func removeAll(of subscriber: any WatchSubscriber) {
         let identifier = ObjectIdentifier(subscriber)
-        for id in bySubscriber[identifier] ?? [] {
-            _ = remove(WatchKey(subscriber: identifier, id: id))
+        guard let subscriberSlot = slotOfSubscriber[identifier] else { return }
+        for id in subscribers[subscriberSlot]!.slots.keys {
+            remove(WatchKey(subscriber: identifier, id: id))
         }
     }
 
+    @discardableResult
     private mutating func remove(_ key: WatchKey) -> Bool {
-        guard let watch = watches.removeValue(forKey: key) else { return false }
-        index.remove(key, prefixes: watch.prefixes)
+        guard let slot = slotOfWatch.removeValue(forKey: key), let watch = slots[slot] else { return false }
+        slots[slot] = nil
+        freeSlots.append(slot)
+        index.remove(slot, prefixes: watch.prefixes)
         if watch.previousValues { previousValueWatches -= 1 }
-        bySubscriber[key.subscriber]?.remove(key.id)
-        if bySubscriber[key.subscriber]?.isEmpty == true { bySubscriber[key.subscriber] = nil }
+        let subscriberSlot = subscriberOfSlot[slot]
+        subscribers[subscriberSlot]!.slots[key.id] = nil
+        if subscribers[subscriberSlot]!.slots.isEmpty {
+            subscribers[subscriberSlot] = nil
+            freeSubscriberSlots.append(subscriberSlot)
+            slotOfSubscriber[key.subscriber] = nil
+        }
         return true
+    }
+
+    /// The slot of a watch, if it exists.
+    private func slot(id: UInt64, of subscriber: any WatchSubscriber) -> Int? {
+        slotOfWatch[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)]
     }
 
     /// Makes a watch hold its live frames until ``releaseHeldFrames(id:of:)``, while what it is
     /// owed first is made.
     mutating func holdFrames(id: UInt64, of subscriber: any WatchSubscriber) {
-        let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)
-        if watches[key]?.heldFrames == nil { watches[key]?.heldFrames = [] }
+        guard let slot = slot(id: id, of: subscriber) else { return }
+        if slots[slot]!.heldFrames == nil { slots[slot]!.heldFrames = [] }
     }
 
     /// Ends a watch's replay: returns the frames held meanwhile and lets live frames through.
     mutating func releaseHeldFrames(id: UInt64, of subscriber: any WatchSubscriber) -> [ByteBuffer]? {
-        let key = WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)
-        guard let held = watches[key]?.heldFrames else { return nil }
-        watches[key]?.heldFrames = nil
+        guard let slot = slot(id: id, of: subscriber), let held = slots[slot]!.heldFrames else { return nil }
+        slots[slot]!.heldFrames = nil
         // The caller sends the catch-up now: the watch is not idle this round.
-        watches[key]?.isIdle = false
+        slots[slot]!.isIdle = false
         return held
     }
 
@@ -130,27 +189,32 @@ package struct WatchRegistry {
     mutating func deliver(
         _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)?, into batch: inout DeliveryBatch
     ) -> Int {
-        guard !watches.isEmpty else { return 0 }
-        var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
-        var backlogged: [ObjectIdentifier: Bool] = [:]
-        // Watches that take a whole revision under the same id get the same bytes: clients number
-        // their watches from 1, so most subscribers share a frame rather than each copying one.
-        var wholeFrames: [WholeFrameKey: ByteBuffer] = [:]
-        var candidates: Set<WatchKey> = []
+        guard !slotOfWatch.isEmpty else { return 0 }
+        var round = Round(outboxes: [], firstPass: pass &+ 1)
+        var candidates: [Int] = []
+        // Copied (a reference): its members are read while the passes of their slots are marked.
+        let index = self.index
         for revision in revisions {
+            pass &+= 1
             candidates.removeAll(keepingCapacity: true)
             for change in revision.changes {
-                index.forEachMember(selecting: change.key) { candidates.insert($0) }
+                index.forEachMember(selecting: change.key) { slot in
+                    if passOfSlot[slot] != pass {
+                        passOfSlot[slot] = pass
+                        candidates.append(slot)
+                    }
+                }
             }
-            for key in index.everything {
-                deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
+            round.wholeFrames.removeAll(keepingCapacity: true)
+            for slot in index.everything {
+                deliver(revision, toSlot: slot, in: &round)
             }
-            for key in candidates {
-                deliver(revision, to: key, outboxes: &outboxes, backlogged: &backlogged, wholeFrames: &wholeFrames)
+            for slot in candidates {
+                deliver(revision, toSlot: slot, in: &round)
             }
         }
         var delivered = 0
-        for outbox in outboxes.values {
+        for outbox in round.outboxes {
             outbox.subscriber.send(outbox.frames, in: &batch)
             outbox.subscriber.countDelivered(outbox.frames.count)
             delivered += outbox.frames.count
@@ -159,45 +223,60 @@ package struct WatchRegistry {
         return delivered
     }
 
-    /// Adds the frame of the changes of `revision` that the watch `key` selects to its
+    /// What one round of delivery gathered so far.
+    private struct Round {
+        /// The frames of each subscriber reached, in the order they were first reached.
+        var outboxes: [(subscriber: any WatchSubscriber, frames: [ByteBuffer])]
+        /// The round's first pass: a subscriber last reached before it was not reached yet.
+        let firstPass: UInt64
+        /// The frames of the whole current revision made so far, by watch id. Watches that take a
+        /// whole revision under the same id get the same bytes: clients number their watches
+        /// from 1, so most subscribers share a frame rather than each copying one.
+        var wholeFrames: [(watchID: UInt64, frame: ByteBuffer)] = []
+    }
+
+    /// Adds the frame of the changes of `revision` that the watch in `slot` selects to its
     /// subscriber's outbox, or to the frames it holds while it replays; marks it owed a resync
     /// instead when its subscriber is backlogged.
-    private mutating func deliver(
-        _ revision: CommittedRevision,
-        to key: WatchKey,
-        outboxes: inout [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])],
-        backlogged: inout [ObjectIdentifier: Bool],
-        wholeFrames: inout [WholeFrameKey: ByteBuffer]
-    ) {
-        guard let watch = watches[key], !watch.needsResync, revision.revision > watch.startsAfter else { return }
-        let isBacklogged = backlogged[key.subscriber] ?? watch.subscriber.isBacklogged
-        backlogged[key.subscriber] = isBacklogged
+    private mutating func deliver(_ revision: CommittedRevision, toSlot slot: Int, in round: inout Round) {
+        guard let watch = slots[slot], !watch.needsResync, revision.revision > watch.startsAfter else { return }
+        let subscriberSlot = subscriberOfSlot[slot]
+        if subscribers[subscriberSlot]!.round < round.firstPass {
+            // First reached in this round: whether it is backlogged holds for the whole round.
+            subscribers[subscriberSlot]!.round = pass
+            subscribers[subscriberSlot]!.isBacklogged = watch.subscriber.isBacklogged
+            subscribers[subscriberSlot]!.outbox = -1
+        }
         let selection = Self.selection(of: watch, in: revision)
         if case .none = selection { return }
-        if isBacklogged && watch.heldFrames == nil {
+        if subscribers[subscriberSlot]!.isBacklogged && watch.heldFrames == nil {
             // Nothing is encoded for it: it is owed a resync.
-            watches[key]!.needsResync = true
+            slots[slot]!.needsResync = true
             return
         }
         let frame: ByteBuffer
         if case .whole = selection, !watch.previousValues {
-            let frameKey = WholeFrameKey(revision: revision.revision, watchID: watch.id)
-            frame = wholeFrames[frameKey] ?? revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
-            wholeFrames[frameKey] = frame
+            if let made = round.wholeFrames.first(where: { $0.watchID == watch.id }) {
+                frame = made.frame
+            } else {
+                frame = revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
+                round.wholeFrames.append((watch.id, frame))
+            }
         } else {
             frame = Self.frame(of: selection, for: watch, revision)
         }
-        watches[key]!.isIdle = false
+        slots[slot]!.isIdle = false
         if watch.heldFrames != nil {
-            watches[key]!.heldFrames!.append(frame)
-        } else {
-            outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
+            slots[slot]!.heldFrames!.append(frame)
+            return
         }
-    }
-
-    private struct WholeFrameKey: Hashable {
-        let revision: UInt64
-        let watchID: UInt64
+        var outbox = subscribers[subscriberSlot]!.outbox
+        if outbox < 0 {
+            outbox = round.outboxes.count
+            subscribers[subscriberSlot]!.outbox = outbox
+            round.outboxes.append((watch.subscriber, []))
+        }
+        round.outboxes[outbox].frames.append(frame)
     }
 
     /// Which of a revision's changes a watch selects.
@@ -231,13 +310,13 @@ package struct WatchRegistry {
     /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
     /// last round, and starts a new round.
     mutating func sendProgress(revision: UInt64) {
-        var outboxes: [ObjectIdentifier: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
-        for key in watches.keys {
-            let watch = watches[key]!
-            watches[key]!.isIdle = true
+        var outboxes: [Int: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
+        for slot in slots.indices {
+            guard let watch = slots[slot] else { continue }
+            slots[slot]!.isIdle = true
             guard watch.isIdle, watch.heldFrames == nil, !watch.needsResync, !watch.subscriber.isBacklogged else { continue }
             let frame = WatchFrames.progress(watchID: watch.id, revision: revision)
-            outboxes[key.subscriber, default: (watch.subscriber, [])].frames.append(frame)
+            outboxes[subscriberOfSlot[slot], default: (watch.subscriber, [])].frames.append(frame)
         }
         var batch = DeliveryBatch()
         for outbox in outboxes.values {
@@ -249,12 +328,12 @@ package struct WatchRegistry {
     /// Ends every watch whose ``Watch/ending`` check now fails (after a new access policy): it is
     /// removed, and its subscriber gets an `ENDED` event with the error. Returns how many ended.
     mutating func endWatchesThatMayNotGoOn(revision: UInt64) -> Int {
-        var ended: [(key: WatchKey, watch: Watch, error: SharedStateError)] = []
-        for (key, watch) in watches {
-            if let error = watch.ending?() { ended.append((key, watch, error)) }
+        var ended: [(watch: Watch, error: SharedStateError)] = []
+        for case let watch? in slots {
+            if let error = watch.ending?() { ended.append((watch, error)) }
         }
-        for (key, watch, error) in ended {
-            _ = remove(key)
+        for (watch, error) in ended {
+            remove(id: watch.id, of: watch.subscriber)
             watch.subscriber.send([WatchFrames.ended(watchID: watch.id, revision: revision, error: error)])
         }
         return ended.count
@@ -262,13 +341,11 @@ package struct WatchRegistry {
 
     /// Takes the watches of `subscriber` that are owed a resync, clearing the debt.
     mutating func takeResyncs(of subscriber: any WatchSubscriber) -> [Watch] {
-        let identifier = ObjectIdentifier(subscriber)
+        guard let subscriberSlot = slotOfSubscriber[ObjectIdentifier(subscriber)] else { return [] }
         var owed: [Watch] = []
-        for id in bySubscriber[identifier] ?? [] {
-            let key = WatchKey(subscriber: identifier, id: id)
-            guard watches[key]?.needsResync == true else { continue }
-            watches[key]!.needsResync = false
-            owed.append(watches[key]!)
+        for slot in subscribers[subscriberSlot]!.slots.values where slots[slot]!.needsResync {
+            slots[slot]!.needsResync = false
+            owed.append(slots[slot]!)
         }
         return owed.sorted { $0.id < $1.id }
     }
