@@ -29,16 +29,18 @@ extension SQLiteBackend: RevisionStore {
     package var maintenanceDeadline: ContinuousClock.Instant? { storage.materializationDeadline }
 
     /// Moves the journal into the database and brings its `entries` table up to date with the
-    /// committed state (see ``Storage/materialize()``). A failure loses nothing: the journal has
-    /// every change, and the writer tries again later.
-    package func performMaintenance() {
+    /// committed state (see ``Storage/materialize(changedEntries:)``). A failure loses nothing:
+    /// the journal has every change, the engine's table keeps its marks, and the writer tries
+    /// again later.
+    package func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool {
         do {
-            try storage.materialize()
+            return try withoutActuallyEscaping(changedEntries) { try storage.materialize(changedEntries: $0) }
         } catch {
             logger.error(
                 "could not write the current entries to the database; will retry",
                 metadata: ["database": "\(storage.path)", "error": "\(error)"]
             )
+            return false
         }
     }
 }

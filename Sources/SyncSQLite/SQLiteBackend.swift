@@ -10,7 +10,7 @@ import Synchronization
 /// The engine's writer plans each group of writes and hands its revisions to
 /// ``persist(_:)``, which appends them to the change log's journal (see ``Storage``). The change
 /// log answers replays, history and compaction; the journal is moved into the database, and the
-/// `entries` table brought up to date, between commits (``performMaintenance()``).
+/// `entries` table brought up to date, between commits (``performMaintenance(changedEntries:)``).
 ///
 /// This file holds the backend's state and its reads of the change log; `+RevisionStore` the
 /// commits.

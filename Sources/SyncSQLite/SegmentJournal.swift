@@ -7,7 +7,7 @@ import Synchronization
 
 /// The change log's newest commit groups, appended to a file beside the database
 /// (`<database>-segments`): a commit is one `write` of its ``LogSegment``, where a SQLite
-/// transaction took a page write, locks and three statements. ``Storage/materialize()`` moves the
+/// transaction took a page write, locks and three statements. ``Storage/materialize(changedEntries:)`` moves the
 /// segments into the database's `changes` table in batches, then empties the journal.
 ///
 /// The file is a header (8 bytes of magic, then a random salt chosen each time the journal is

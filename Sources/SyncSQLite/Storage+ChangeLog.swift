@@ -148,7 +148,7 @@ package extension Storage {
     }
 
     /// Removes the change log up to and including `revision` and records it as compacted. Rows
-    /// the `entries` table does not reflect yet stay until ``materialize()`` has written them;
+    /// the `entries` table does not reflect yet stay until ``materialize(changedEntries:)`` has written them;
     /// nothing reads them meanwhile.
     ///
     /// The rows go in transactions of `chunk` rows, so a large compaction never holds the

@@ -9,10 +9,11 @@ import Synchronization
 /// and commits each group of revisions.
 ///
 /// A commit only appends the group to the ``SegmentJournal``, a file beside the database: one
-/// `write` (and an `fdatasync` with `--durability full`). ``materialize()`` brings the database up
-/// to date in batches, in one transaction: the journal's segments become rows of the `changes`
-/// table, and the keys they changed are written to `entries` (a key written a thousand times
-/// between two batches once); then the journal is emptied. `entries` lets a restart start from
+/// `write` (and an `fdatasync` with `--durability full`). ``materialize(changedEntries:)`` brings
+/// the database up to date in batches, in one transaction: the journal's segments become rows of
+/// the `changes` table, and the entries the engine's table marked changed are written to
+/// `entries` (a key written a thousand times between two batches once); then the journal is
+/// emptied. `entries` lets a restart start from
 /// the current values instead of the whole log; ``load()`` replays the `changes` rows after
 /// `entries_revision` and then the journal. Readers of the change log see the journal's segments
 /// after the table's rows.
@@ -29,10 +30,10 @@ package final class Storage: Sendable {
         var maxDelay: Duration = .seconds(1)
     }
 
-    /// The changes committed since the last materialisation: the latest entry of each key (nil
-    /// when deleted), and the revisions they reach.
+    /// The revisions committed since the `entries` table was last brought up to date: how many,
+    /// the last, and since when. Which keys they changed, the engine's table knows
+    /// (``EntryTable/changes``).
     private struct Unmaterialized {
-        var entries: [String: Entry?] = [:]
         var revisions = 0
         var lastRevision: UInt64 = 0
         var since: ContinuousClock.Instant?
@@ -59,7 +60,7 @@ package final class Storage: Sendable {
     /// The last revision the change log holds (or `entries` reflects): the next commit starts
     /// after it.
     private let lastLogged = Mutex<UInt64>(0)
-    /// Where commits go until ``materialize()`` moves them into the `changes` table.
+    /// Where commits go until ``materialize(changedEntries:)`` moves them into the `changes` table.
     let journal: SegmentJournal
     /// The journal's segments, in order, for readers of the change log: each is removed only once
     /// the `changes` table holds it.
@@ -182,7 +183,7 @@ package final class Storage: Sendable {
     func load() throws -> StartingState {
         let segments = journaled.withLock { $0 }
         let (loaded, replayed) = try withReader { db in
-            let state = try Self.readState(db, then: segments)
+            let state = try Self.readState(db, then: segments, tracksChanges: true)
             let lastSessionID = try UInt64.fetchOne(
                 db,
                 sql: """
@@ -198,14 +199,12 @@ package final class Storage: Sendable {
                 state.replayed
             )
         }
-        // What the log held beyond `entries` is written there with the next batch.
+        // What the log held beyond `entries` is written there with the next batch: the table
+        // marked it changed.
         unmaterialized.withLock { pending in
-            for change in replayed.changes {
-                pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
-            }
-            pending.revisions = replayed.revisions
+            pending.revisions = replayed
             pending.lastRevision = loaded.revision
-            if replayed.revisions > 0 { pending.since = .now }
+            if replayed > 0 { pending.since = .now }
         }
         return loaded
     }
@@ -214,7 +213,7 @@ package final class Storage: Sendable {
     /// in the `sessions` table first the writers it names that are new. Nothing of the group is
     /// kept if it throws.
     ///
-    /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize()`` must
+    /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize(changedEntries:)`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
     /// - Parameter segment: The group's records in the segment format, when the caller encoded
     ///   them together (``LogRecordEncoding/segment(of:)``); made from the revisions otherwise.
@@ -245,18 +244,13 @@ package final class Storage: Sendable {
         journaled.withLock { $0.append(segment) }
         lastLogged.withLock { $0 = last.revision }
         unmaterialized.withLock { pending in
-            for revision in revisions {
-                for change in revision.changes {
-                    pending.entries.updateValue(change.type == .put ? change.entry : nil, forKey: change.key)
-                }
-            }
             pending.revisions += revisions.count
             pending.lastRevision = last.revision
             if pending.since == nil { pending.since = .now }
         }
     }
 
-    /// When ``materialize()`` is next due: the delay after the first change not yet written, or
+    /// When ``materialize(changedEntries:)`` is next due: the delay after the first change not yet written, or
     /// at once when enough revisions have piled up; nil when nothing waits for it.
     var materializationDeadline: ContinuousClock.Instant? {
         unmaterialized.withLock { pending in
@@ -266,23 +260,32 @@ package final class Storage: Sendable {
         }
     }
 
-    /// Whether enough revisions, or time, have gone by since the last ``materialize()``.
+    /// Whether enough revisions, or time, have gone by since the last ``materialize(changedEntries:)``.
     var isMaterializationDue: Bool {
         materializationDeadline.map { $0 <= .now } ?? false
     }
 
-    /// Moves the journal's segments into the `changes` table and writes the entries changed since
-    /// the last call to the `entries` table, in one transaction synced to disk, so a restart
-    /// replays no log before that point; then empties the journal, and drops what compaction has
-    /// released. Call it only while no commit runs (the engine holds the right to commit). When it
-    /// throws, nothing is lost: the journal still holds every change and the next call tries
-    /// again.
-    func materialize() throws {
+    /// Moves the journal's segments into the `changes` table and writes `changedEntries` (the
+    /// entries changed since the last call that wrote them) to the `entries` table, in one
+    /// transaction synced to disk, so a restart replays no log before that point; then empties the
+    /// journal, and drops what compaction has released. Call it only while no commit runs (the
+    /// engine holds the right to commit). When it throws, nothing is lost: the journal still holds
+    /// every change and the next call tries again.
+    ///
+    /// Without `changedEntries` (a storage used without an engine, or closing), only the journal
+    /// moves: `entries` stays as it was, and a restart replays the log after it.
+    ///
+    /// - Parameter changedEntries: What the engine's table changed since it last forgot its
+    ///   changes (``EntryTable/changes``); asked only when there is something to write.
+    /// - Returns: Whether it wrote what `changedEntries` gave.
+    @discardableResult
+    func materialize(changedEntries: (() -> ChangedEntries)? = nil) throws -> Bool {
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
-        guard pending.since != nil || !segments.isEmpty else { return }
+        let writesEntries = pending.since != nil && changedEntries != nil
+        guard writesEntries || !segments.isEmpty else { return false }
         do {
-            try write(pending, segments)
+            try write(writesEntries ? (changedEntries!(), pending.lastRevision) : nil, segments)
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
             unmaterialized.withLock {
@@ -291,26 +294,38 @@ package final class Storage: Sendable {
             }
             throw error
         }
-        unmaterialized.withLock { $0 = Unmaterialized() }
+        if writesEntries { unmaterialized.withLock { $0 = Unmaterialized() } }
         journaled.withLock { $0.removeFirst(segments.count) }
         // Should emptying fail, the records stay and the next start skips them: the database
         // holds them now.
         try? journal.reset()
+        return writesEntries
     }
 
-    private func write(_ pending: Unmaterialized, _ segments: [SegmentJournal.Segment]) throws {
+    private func write(_ entries: (changed: ChangedEntries, through: UInt64)?, _ segments: [SegmentJournal.Segment]) throws {
         // Synced even with `--durability normal`: the journal is emptied next, and the database
         // must not lose, in a power cut, what the journal no longer holds.
         try withWriter { db in
             if durability != .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
             defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
-            try Self.inTransaction(db) { db in try write(pending, segments, db) }
+            try Self.inTransaction(db) { db in
+                try Self.insertRows(of: segments, db)
+                if let last = segments.last?.last {
+                    try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
+                }
+                if let entries { try Self.write(entries.changed, through: entries.through, db) }
+            }
         }
     }
 
-    private func write(_ pending: Unmaterialized, _ segments: [SegmentJournal.Segment], _ db: Database) throws {
-        try Self.insertRows(of: segments, db)
-        let upsertEntry = try db.cachedStatement(
+    /// Writes `changed` to the `entries` table, which then reflects every revision up to
+    /// `revision`, bound through the C API from the stored entries' own bytes.
+    private static func write(_ changed: ChangedEntries, through revision: UInt64, _ db: Database) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
+        for key in changed.deletedKeys {
+            try delete.execute(arguments: [key])
+        }
+        let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO entries (key, value, version, create_revision, mod_revision, ephemeral_session)
                 VALUES (?, ?, ?, ?, ?, ?)
@@ -318,27 +333,31 @@ package final class Storage: Sendable {
                     create_revision = excluded.create_revision, mod_revision = excluded.mod_revision,
                     ephemeral_session = excluded.ephemeral_session
                 """
-        )
-        let deleteEntry = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
-        for (key, entry) in pending.entries {
-            if let entry {
-                try upsertEntry.execute(arguments: [
-                    entry.key, entry.value, Int64(entry.version), Int64(entry.createRevision),
-                    Int64(entry.modRevision), Int64(entry.ephemeralSession),
-                ])
-            } else {
-                try deleteEntry.execute(arguments: [key])
+        ).sqliteStatement
+        for entry in changed.entries {
+            let code = entry.withKeyAndValueBytes { key, value in
+                sqlite3_reset(upsert)
+                // Static: the bytes outlive the step that reads them. A stored entry's buffers
+                // always have an address, so an empty value is an empty blob, never NULL.
+                sqlite3_bind_text(upsert, 1, UnsafeRawPointer(key.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(key.count), nil)
+                sqlite3_bind_blob(upsert, 2, value.baseAddress!, Int32(value.count), nil)
+                sqlite3_bind_int64(upsert, 3, Int64(entry.version))
+                sqlite3_bind_int64(upsert, 4, Int64(entry.createRevision))
+                sqlite3_bind_int64(upsert, 5, Int64(entry.modRevision))
+                sqlite3_bind_int64(upsert, 6, Int64(entry.ephemeralSession))
+                defer { sqlite3_clear_bindings(upsert) }
+                return sqlite3_step(upsert)
             }
+            guard code == SQLITE_DONE else { throw error(code, db) }
         }
-        guard pending.since != nil else { return }
         try db.execute(
             sql: "UPDATE meta SET value = ? WHERE name IN ('revision', 'entries_revision')",
-            arguments: [Int64(pending.lastRevision)]
+            arguments: [Int64(revision)]
         )
         // Compaction keeps the rows `entries` did not have yet; they may go now.
         try db.execute(
             sql: "DELETE FROM changes WHERE revision <= min(?, (SELECT value FROM meta WHERE name = 'compacted_revision'))",
-            arguments: [Int64(pending.lastRevision)]
+            arguments: [Int64(revision)]
         )
     }
 
@@ -363,8 +382,11 @@ package final class Storage: Sendable {
 
     /// The entries as of the last revision the database holds: the `entries` table, then the log
     /// after `entries_revision` replayed over it, then `segments` (the journal's).
-    static func readState(_ db: Database, then segments: [SegmentJournal.Segment] = []) throws
-        -> (entries: EntryTable, revision: UInt64, replayed: (changes: [Change], revisions: Int))
+    ///
+    /// With `tracksChanges`, the table it returns ``EntryTable/tracksChanges`` and has marked what
+    /// the replayed revisions changed: what the `entries` table is behind by.
+    static func readState(_ db: Database, then segments: [SegmentJournal.Segment] = [], tracksChanges: Bool = false) throws
+        -> (entries: EntryTable, revision: UInt64, replayed: Int)
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
         let builder = EntryTableBuilder(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
@@ -405,9 +427,9 @@ package final class Storage: Sendable {
         }
         builder.add(batch)
         var entries = builder.finish()
+        entries.tracksChanges = tracksChanges
         let entriesRevision = try meta("entries_revision", db)
         var revision = max(try meta("revision", db), entriesRevision)
-        var replayed: [Change] = []
         var replayedRevisions = 0
         let log = try Row.fetchCursor(
             db,
@@ -419,7 +441,6 @@ package final class Storage: Sendable {
                 for change in logged.changes {
                     entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                 }
-                replayed.append(contentsOf: logged.changes)
                 replayedRevisions += 1
                 revision = max(revision, logged.revision)
             }
@@ -429,12 +450,11 @@ package final class Storage: Sendable {
                 for change in logged.changes {
                     entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                 }
-                replayed.append(contentsOf: logged.changes)
                 replayedRevisions += 1
                 revision = max(revision, logged.revision)
             }
         }
-        return (entries, revision, (replayed, replayedRevisions))
+        return (entries, revision, replayedRevisions)
     }
 
     /// How many entries start-up reads before it hands them to be indexed.

@@ -7,7 +7,7 @@ import GRDB
 ///   writes nothing else: appending is the cheapest insert SQLite has, and a replay decodes rows
 ///   straight into the frames watchers receive.
 /// - `entries`: the value of every key as of revision `entries_revision`, materialised from the
-///   log in batches (see ``Storage/materialize()``), so a restart loads them and replays only the
+///   log in batches (see ``Storage/materialize(changedEntries:)``), so a restart loads them and replays only the
 ///   log after that revision. `ephemeral_session` is the session an ephemeral key is bound to (0:
 ///   the key persists).
 /// - `sessions`: the connections that wrote, one row each (client name and the kernel's pid, uid,

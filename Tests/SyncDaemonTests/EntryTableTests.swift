@@ -36,6 +36,41 @@ import Testing
         #expect(Set(table.all.map(\.key)) == ["a", "a/b", long, "ünïcode/ключ"])
     }
 
+    @Test func aTableThatTracksChangesReportsEachKeyPutOnceAndTheKeysDeleted() {
+        var table = EntryTable()
+        // Loaded entries are not changes, nor is anything set while the table does not track.
+        for number in 0..<20 { table.insert(.make(entry("loaded/\(number)", "\(number)"))) }
+        table.set("untracked", to: .make(entry("untracked", "1")))
+        #expect(table.changes.entries.isEmpty && table.changes.deletedKeys.isEmpty)
+
+        table.tracksChanges = true
+        // Enough new keys to grow the index twice: the marks move with their entries.
+        for round in 1...3 {
+            for number in 0..<40 { table.set("new/\(number)", to: .make(entry("new/\(number)", "\(round)", version: UInt64(round)))) }
+        }
+        table.set("loaded/3", to: .make(entry("loaded/3", "changed", version: 2)))
+        // Removing keys moves later entries of their runs back: their marks go with them.
+        for number in stride(from: 0, to: 40, by: 3) { table.set("new/\(number)", to: nil) }
+        table.set("loaded/4", to: nil)
+        table.set("new/0", to: .make(entry("new/0", "again", version: 1)))
+
+        let changes = table.changes
+        let put = Dictionary(uniqueKeysWithValues: changes.entries.map { ($0.key, $0.entry()) })
+        var expected = ["loaded/3": entry("loaded/3", "changed", version: 2), "new/0": entry("new/0", "again", version: 1)]
+        for number in 0..<40 where number % 3 != 0 { expected["new/\(number)"] = entry("new/\(number)", "3", version: 3) }
+        #expect(put == expected)
+        #expect(changes.deletedKeys == stride(from: 0, to: 40, by: 3).map { "new/\($0)" } + ["loaded/4"])
+        #expect(table["loaded/3"]?.entry(key: "loaded/3") == expected["loaded/3"])
+
+        table.forgetChanges()
+        #expect(table.changes.entries.isEmpty && table.changes.deletedKeys.isEmpty)
+        table.set("new/1", to: .make(entry("new/1", "4", version: 4)))
+        #expect(table.changes.entries.map(\.key) == ["new/1"])
+        // Every entry is still found after all that.
+        #expect(table.count == 20 - 1 + 1 + 40 - 14 + 1)
+        for key in put.keys { #expect(table[key] != nil) }
+    }
+
     @Test func anEmptyValueAndAnEmptyTableAreFine() {
         var table = EntryTable(capacity: 10)
         #expect(table["x"] == nil)

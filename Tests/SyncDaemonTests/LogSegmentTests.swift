@@ -104,9 +104,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
-        try storage.commit((1...4).map { revision($0, "a", "\($0)") })
-        try storage.commit([revision(5, "a", "5")])
-        try storage.materialize()
+        let engine = EngineStandIn(storage)
+        try engine.commit((1...4).map { revision($0, "a", "\($0)") })
+        try engine.commit([revision(5, "a", "5")])
+        try engine.materialize()
         try await storage.compact(through: 2)
         // The row of 1–4 stays, since 3 and 4 are kept; what it holds up to 2 is gone for readers.
         #expect(try rows(path).map(\.last) == [4, 5])

@@ -10,7 +10,7 @@ package protocol RevisionStore: AnyObject, Sendable {
     /// records, encoded once in the change log's segment format (``LogRecordEncoding/segment(of:)``).
     ///
     /// Called by one thread at a time (the engine's writer, or a connection that took its turn),
-    /// and never while ``performMaintenance()`` runs.
+    /// and never while ``performMaintenance(changedEntries:)`` runs.
     ///
     /// - Throws: Any error of the store: nothing was committed, and the writes are refused.
     func persist(_ revisions: [CommittedRevision], segment: Data) throws
@@ -19,10 +19,16 @@ package protocol RevisionStore: AnyObject, Sendable {
     /// nothing else is waiting; false when each one waits for the disk (an fsync).
     var commitsOnSubmittingThread: Bool { get }
 
-    /// When the store next wants ``performMaintenance()``; nil while it wants none.
+    /// When the store next wants ``performMaintenance(changedEntries:)``; nil while it wants none.
     var maintenanceDeadline: ContinuousClock.Instant? { get }
 
-    /// Work the store does between commits (SQLite: the current entries written to their table).
-    /// Called when the writer is idle or ``maintenanceDeadline`` has passed, and before it stops.
-    func performMaintenance()
+    /// Work the store does between commits (SQLite: the journal moved into the database, and the
+    /// current entries written to their table). Called when the writer is idle or
+    /// ``maintenanceDeadline`` has passed, and before it stops.
+    ///
+    /// - Parameter changedEntries: The entries the engine's table changed since the engine last
+    ///   forgot them (``EntryTable/changes``), for a store that writes them out; ask only when
+    ///   writing.
+    /// - Returns: Whether the store wrote what `changedEntries` gave: the engine then forgets them.
+    func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool
 }

@@ -6,6 +6,11 @@
 package struct EntryTable: Sendable {
     private var index: KeyIndex
     private(set) var order = KeyOrder()
+    /// Whether ``set(_:to:)`` notes what it changes, for ``changes``: on for a store that writes
+    /// the current entries out in batches (SQLite's `entries` table), off by default.
+    package var tracksChanges = false
+    /// The keys deleted since ``forgetChanges()``, while it ``tracksChanges``; repeats allowed.
+    private var deletedKeys: [String] = []
 
     /// An empty table with room for `capacity` entries without growing.
     package init(capacity: Int = 0) {
@@ -27,18 +32,36 @@ package struct EntryTable: Sendable {
     }
 
     /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
-    /// returns the entry it replaced or removed.
+    /// returns the entry it replaced or removed. Noted for ``changes`` while the table
+    /// ``tracksChanges``.
     @discardableResult
     package mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            let replaced = index.update(with: entry)
+            let replaced = index.update(with: entry, marking: tracksChanges)
             if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
             return replaced
         }
         var key = key
         guard let removed = key.withUTF8({ index.remove($0) }) else { return nil }
         order.remove(key)
+        if tracksChanges { deletedKeys.append(key) }
         return removed
+    }
+
+    /// What ``set(_:to:)`` changed since ``forgetChanges()`` (or since tracking began): the
+    /// current entry of each key put, and the keys deleted. A key deleted, then put again, is in
+    /// both: the deletion came first.
+    ///
+    /// It costs a pass over the index's tags (2 MB with a million keys), not a dictionary update
+    /// per write, which is what a store that kept its own list of changed keys paid.
+    package var changes: ChangedEntries {
+        ChangedEntries(entries: index.marked, deletedKeys: deletedKeys)
+    }
+
+    /// Forgets what ``changes`` reports, once the store wrote it.
+    package mutating func forgetChanges() {
+        index.clearMarks()
+        deletedKeys.removeAll()
     }
 
     /// The entries whose keys start with `prefix`, in byte order of their keys; at most `limit`.

@@ -3,17 +3,20 @@ import SharedStateWire
 /// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
 /// (linear probing, at most half full), looked up by a key's UTF-8 bytes.
 ///
-/// Each slot has a tag beside it, a byte of its entry's hash: a probe compares the key only of
+/// Each slot has a tag beside it, 7 bits of its entry's hash: a probe compares the key only of
 /// an entry whose tag matches, so passing an occupied slot reads a byte, not the entry (a cache
 /// miss each, with a million keys: building the index at start-up was a fifth of the time to
-/// ready).
+/// ready). The tag's eighth bit marks an entry changed since the marks were last cleared, for a
+/// store that writes the current entries out in batches (see ``EntryTable/changes``): the byte is
+/// written with every update anyway.
 ///
 /// A `Set<StoredEntry>` did this before, but a set finds an element only by an element: each
 /// lookup made an entry of its key to look with, an allocation per write planned.
 struct KeyIndex: Sendable {
     /// A power of two long; nil marks an empty slot.
     private var slots: [StoredEntry?]
-    /// Each slot's tag (see ``tag(of:)``), at the same index; meaningless for an empty slot.
+    /// Each slot's tag (see ``tag(of:)``) and mark (``changedMark``), at the same index;
+    /// meaningless for an empty slot.
     private var tags: [UInt8]
     /// How many entries it holds.
     private(set) var count = 0
@@ -26,9 +29,12 @@ struct KeyIndex: Sendable {
         tags = Array(repeating: 0, count: size)
     }
 
-    /// The byte of `hash` a slot keeps: its top one, which the slot's number (its low bits) does
+    /// The bits of `hash` a slot keeps: its top 7, which the slot's number (its low bits) does
     /// not already tell.
-    private static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash >> (Int.bitWidth - 8)) }
+    private static func tag(of hash: Int) -> UInt8 { UInt8(truncatingIfNeeded: hash >> (Int.bitWidth - 7)) & ~changedMark }
+
+    /// The bit of a slot's tag byte that marks its entry changed.
+    private static let changedMark: UInt8 = 0x80
 
     /// The hash of a key's UTF-8 bytes (seeded per process).
     static func hash(of key: UnsafeBufferPointer<UInt8>) -> Int {
@@ -50,14 +56,16 @@ struct KeyIndex: Sendable {
         return found ? slots[slot] : nil
     }
 
-    /// Stores `entry` under its key; returns the entry it replaced.
+    /// Stores `entry` under its key, marked changed when `marking` (a key marked before stays
+    /// marked); returns the entry it replaced.
     @discardableResult
-    mutating func update(with entry: StoredEntry) -> StoredEntry? {
+    mutating func update(with entry: StoredEntry, marking: Bool = false) -> StoredEntry? {
         let hash = Self.hash(of: entry)
         let (slot, found) = entry.withKeyBytes { place(of: $0, hash: hash) }
         let replaced = slots[slot]
         slots[slot] = entry
-        tags[slot] = Self.tag(of: hash)
+        let mark = marking ? Self.changedMark : found ? tags[slot] & Self.changedMark : 0
+        tags[slot] = Self.tag(of: hash) | mark
         if !found {
             count += 1
             if count * 2 > slots.count { grow() }
@@ -91,29 +99,47 @@ struct KeyIndex: Sendable {
     /// Every entry, in no particular order.
     var all: some Sequence<StoredEntry> { slots.lazy.compactMap { $0 } }
 
+    /// The entries marked changed, in no particular order.
+    var marked: [StoredEntry] {
+        var found: [StoredEntry] = []
+        tags.withUnsafeBufferPointer { tags in
+            for slot in tags.indices where tags[slot] & Self.changedMark != 0 {
+                if let entry = slots[slot] { found.append(entry) }
+            }
+        }
+        return found
+    }
+
+    /// Clears every entry's mark.
+    mutating func clearMarks() {
+        tags.withUnsafeMutableBufferPointer { tags in
+            for slot in tags.indices { tags[slot] &= ~Self.changedMark }
+        }
+    }
+
     /// The slot holding `key`'s entry (found), or the empty one where it would go.
     private func place(of key: UnsafeBufferPointer<UInt8>, hash: Int) -> (slot: Int, found: Bool) {
         let mask = slots.count - 1
         let tag = Self.tag(of: hash)
         var slot = hash & mask
         while let entry = slots[slot] {
-            if tags[slot] == tag, entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
+            if tags[slot] & ~Self.changedMark == tag, entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
             slot = (slot + 1) & mask
         }
         return (slot, false)
     }
 
     private mutating func grow() {
-        let old = slots
+        let (old, oldTags) = (slots, tags)
         slots = Array(repeating: nil, count: old.count * 2)
         tags = Array(repeating: 0, count: old.count * 2)
         let mask = slots.count - 1
-        for case let entry? in old {
-            let hash = Self.hash(of: entry)
-            var slot = hash & mask
+        for index in old.indices {
+            guard let entry = old[index] else { continue }
+            var slot = Self.hash(of: entry) & mask
             while slots[slot] != nil { slot = (slot + 1) & mask }
             slots[slot] = entry
-            tags[slot] = Self.tag(of: hash)
+            tags[slot] = oldTags[index]
         }
     }
 }

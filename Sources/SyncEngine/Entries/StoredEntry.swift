@@ -69,7 +69,13 @@ package struct StoredEntry: @unchecked Sendable {
     }
 
     /// The session an ephemeral key is bound to; 0 for a key that persists.
-    var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
+    package var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
+    /// How many times the key was put since it was created.
+    package var version: UInt64 { buffer.header.version }
+    /// The revision that created the key.
+    package var createRevision: UInt64 { buffer.header.createRevision }
+    /// The revision that last put it.
+    package var modRevision: UInt64 { buffer.header.modRevision }
 
     /// The entry's key.
     var key: String {
@@ -102,6 +108,16 @@ package struct StoredEntry: @unchecked Sendable {
             value.withUnsafeBytes { other in
                 other.isEmpty || memcmp(elements + Int(header.keyCount), other.baseAddress!, other.count) == 0
             }
+        }
+    }
+
+    /// Calls `body` with the key's UTF-8 bytes and the value's bytes, valid only inside it.
+    package func withKeyAndValueBytes<R>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let header = buffer.header
+        return try buffer.withUnsafeMutablePointerToElements { elements in
+            try body(
+                UnsafeBufferPointer(start: elements, count: Int(header.keyCount)),
+                UnsafeBufferPointer(start: elements + Int(header.keyCount), count: Int(header.valueCount)))
         }
     }
 

@@ -35,10 +35,10 @@ package extension StateEngine {
                             commitAndAnswer(batch, to: store)
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
                         }
-                        if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { store.performMaintenance() }
+                        if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { performMaintenance(of: store) }
                         queue.finishCommit()
                     }
-                    store.performMaintenance()
+                    performMaintenance(of: store)
                     finished.resume()
                 }
                 thread.name = "syncd-writer"
@@ -47,6 +47,19 @@ package extension StateEngine {
         } onCancel: {
             queue.close()
         }
+    }
+
+    /// Lets the store do its work between commits, with the entries changed since it last wrote
+    /// them out; forgets those once it did. Only while the writer holds the right to commit:
+    /// nothing publishes meanwhile.
+    private func performMaintenance(of store: any RevisionStore) {
+        let wrote = store.performMaintenance {
+            // A copy, read without the lock; released before the marks are cleared below, so
+            // clearing them copies nothing.
+            let table = published.withLock { $0.entries }
+            return table.changes
+        }
+        if wrote { published.withLock { $0.entries.forgetChanges() } }
     }
 
     /// Deletes the ephemeral keys of sessions from before a restart: their owners are gone.
