@@ -49,6 +49,49 @@ import Testing
         }
     }
 
+    @Test func framesCutAnywhereAcrossReadsAreAnsweredWhole() throws {
+        try withHandler { channel in
+            // The Hello and three requests, arriving a few bytes at a time: every cut, across the
+            // length and inside the payload, falls somewhere.
+            var bytes = ByteBuffer()
+            for frame in [
+                .with { $0.hello = .with { $0.protocolVersion = WireProtocol.version } },
+                request(1) { $0.status = .init() },
+                request(2) { $0.get = .with { $0.key = "a//b" } },
+                request(3) { $0.status = .init() },
+            ] as [Sharedstate_V1_ClientFrame] {
+                var encoded = Frame.encode(frame)
+                bytes.writeBuffer(&encoded)
+            }
+            var answers: [Sharedstate_V1_ServerFrame] = []
+            var piece = 1
+            while bytes.readableBytes > 0 {
+                let slice = bytes.readSlice(length: min(piece, bytes.readableBytes))!
+                answers += try exchange(channel, bytes: slice)
+                piece = piece % 5 + 1
+            }
+            #expect(answers.first?.welcome.protocolVersion == WireProtocol.version)
+            #expect(answers.dropFirst().map(\.response.id) == [1, 2, 3])
+            #expect(answers.dropFirst().map(\.response.error.code) == [.unspecified, .invalidArgument, .unspecified])
+            let isActive = channel.isActive
+            #expect(isActive)
+        }
+    }
+
+    @Test func aFrameOverTheLimitEndsTheConnectionNamingItsLength() throws {
+        try withHandler { channel in
+            _ = try exchange(channel, .with { $0.hello = .with { $0.protocolVersion = WireProtocol.version } })
+            // Only its length has arrived: it is refused before the rest.
+            var length = ByteBuffer()
+            length.writeInteger(UInt32(Limits.default.maxRequestFrameBytes + 1))
+            let answer = try exchange(channel, bytes: length)
+            #expect(answer.first?.fatal.code == .tooLarge)
+            #expect(answer.first?.fatal.message.contains("\(Limits.default.maxRequestFrameBytes + 1) bytes") == true)
+            let isActive = channel.isActive
+            #expect(!isActive)
+        }
+    }
+
     // MARK: Helpers
 
     private func withHandler(_ body: (EmbeddedChannel) throws -> Void) throws {
@@ -65,8 +108,7 @@ import Testing
             readBackup: { _ throws(SharedStateError) in [] }
         )
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers(
-            ByteToMessageHandler(FrameDecoder(maxFrameBytes: Limits.default.maxRequestFrameBytes)),
+        try channel.pipeline.syncOperations.addHandler(
             ConnectionHandler(environment: environment, registry: environment.connections, requests: RequestTasks(), limits: .default)
         )
         try channel.connect(to: SocketAddress(unixDomainSocketPath: directory.file("socket"))).wait()
@@ -94,6 +136,11 @@ import Testing
             var encoded = Frame.encode(frame)
             bytes.writeBuffer(&encoded)
         }
+        return try exchange(channel, bytes: bytes)
+    }
+
+    /// Sends `bytes` as one read, and returns every frame that came back.
+    private func exchange(_ channel: EmbeddedChannel, bytes: ByteBuffer) throws -> [Sharedstate_V1_ServerFrame] {
         try channel.writeInbound(bytes)
         channel.embeddedEventLoop.run()
         var answers: [Sharedstate_V1_ServerFrame] = []

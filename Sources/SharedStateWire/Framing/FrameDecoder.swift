@@ -15,7 +15,7 @@ public struct FrameDecoder: ByteToMessageDecoder, NIOSingleStepByteToMessageDeco
         self.maxFrameBytes = maxFrameBytes
     }
 
-    public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
+    public mutating func decode(buffer: inout ByteBuffer) throws(SharedStateError) -> ByteBuffer? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
         guard length <= maxFrameBytes else {
             throw SharedStateError(

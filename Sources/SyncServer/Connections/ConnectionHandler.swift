@@ -3,9 +3,14 @@ import NIOCore
 import SharedStateWire
 import SyncEngine
 
-/// Serves one client connection on its event loop: admits it, hands each frame to its
-/// ``ClientSession`` as it is read, and closes it on a protocol error, when the client leaves, or
-/// when syncd shuts down.
+/// Serves one client connection on its event loop: admits it, cuts the bytes it reads into frames
+/// (``FrameDecoder``) and hands each to its ``ClientSession``, and closes it on a protocol error,
+/// when the client leaves, or when syncd shuts down.
+///
+/// It cuts the frames itself, in one loop over each read, rather than behind NIO's
+/// `ByteToMessageHandler`: that handler is generic over its decoder in another module, so each read
+/// looked up its type's metadata at run time, and each frame went through a pipeline hop and an
+/// `NIOAny` of its own (about 5% of syncd's CPU per write; BENCHMARKS.md, issue 38's step table).
 ///
 /// Requests are handled where they are read, with no hop to another thread: reads are answered
 /// and flushed once per read from the socket, and the writes of one read go to the engine as one
@@ -18,6 +23,9 @@ import SyncEngine
 package final class ConnectionHandler: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
 
+    private var frames: FrameDecoder
+    /// The start of a frame that has not all arrived yet.
+    private var partialFrame: ByteBuffer?
     private let environment: ClientSession.Environment
     private let requests: RequestTasks
     private let registry: ConnectionRegistry
@@ -38,6 +46,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
         self.registry = registry
         self.requests = requests
         self.limits = limits
+        self.frames = FrameDecoder(maxFrameBytes: limits.maxRequestFrameBytes)
     }
 
     private var logger: Logger { environment.logger }
@@ -67,9 +76,21 @@ package final class ConnectionHandler: ChannelInboundHandler {
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .handle(let frame) = state.frameRead(unwrapInboundIn(data)) {
-            handle(frame)
+        var bytes = unwrapInboundIn(data)
+        if var partial = partialFrame {
+            partialFrame = nil
+            partial.writeBuffer(&bytes)
+            bytes = partial
         }
+        do {
+            while state.phase != .closed, let frame = try frames.decode(buffer: &bytes) {
+                if case .handle(let frame) = state.frameRead(frame) { handle(frame) }
+            }
+        } catch {
+            // A frame over the limit: the stream cannot be followed any more.
+            return fail(error)
+        }
+        if bytes.readableBytes > 0, state.phase != .closed { partialFrame = bytes }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
@@ -116,7 +137,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? SharedStateError {
-            fail(error)  // a frame over the limit: the stream cannot be followed any more
+            fail(error)
         } else {
             logger.debug("connection failed", metadata: ["session": "\(session?.record.sessionID ?? 0)", "error": "\(error)"])
             context.close(promise: nil)

@@ -104,8 +104,7 @@ package final class SocketServer: Service {
                     // Read now, so a reload applies to connections accepted afterwards.
                     let limits = settings.limits
                     try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
-                    try channel.pipeline.syncOperations.addHandlers(
-                        ByteToMessageHandler(FrameDecoder(maxFrameBytes: limits.maxRequestFrameBytes)),
+                    try channel.pipeline.syncOperations.addHandler(
                         ConnectionHandler(environment: environment, registry: connections, requests: requests, limits: limits)
                     )
                 }
