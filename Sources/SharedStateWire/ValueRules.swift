@@ -4,6 +4,7 @@ public enum ValueRules {
     /// Checks that `value` is one JSON document within `limits`.
     ///
     /// - Throws: ``SharedStateError`` with code `tooLarge` or `invalidArgument`, naming the problem.
+    @inlinable
     public static func validateValue<Bytes: Collection<UInt8>>(
         _ value: Bytes,
         limits: Limits = .default

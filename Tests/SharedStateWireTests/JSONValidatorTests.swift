@@ -52,6 +52,28 @@ import Testing
         #expect(throws: JSONValidator.Failure.self) { try JSONValidator.validate(bytes) }
     }
 
+    @Test func everyByteInsideALongStringIsJudgedWhereItIs() {
+        // Runs of plain ASCII are passed over in a loop of their own: each byte that ends one must
+        // still be judged, at its own offset.
+        let run = Array(repeating: UInt8(ascii: "x"), count: 40)
+        for byte in UInt8.min...UInt8.max {
+            let document = [UInt8(ascii: "\"")] + run + [byte] + run + [UInt8(ascii: "\"")]
+            let offset = 1 + run.count
+            do {
+                try JSONValidator.validate(document)
+                #expect(byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\"), "\(byte)")
+            } catch {
+                switch byte {
+                case 0..<0x20: #expect(error.reason == "control character in string" && error.offset == offset)
+                case UInt8(ascii: "\""): #expect(error.reason == "unexpected data after the JSON value" && error.offset == offset + 1)
+                case UInt8(ascii: "\\"): #expect(error.reason == "invalid escape" && error.offset == offset + 1)
+                case 0x80...: #expect(error.reason == "invalid UTF-8" && (offset...offset + 1).contains(error.offset), "\(byte)")
+                default: Issue.record("byte \(byte) refused: \(error)")
+                }
+            }
+        }
+    }
+
     @Test func limitsNestingDepth() throws {
         let depth = 100
         try JSONValidator.validate(Array((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8))

@@ -68,14 +68,21 @@ package struct StoredEntry: @unchecked Sendable {
         }
     }
 
+    /// The entry's numbers. Read through a pointer: `buffer.header`, a class's stored property,
+    /// would check exclusive access at run time on every read, and the key order's search reads
+    /// a key's length once per comparison.
+    private var header: Header {
+        buffer.withUnsafeMutablePointerToHeader { $0.pointee }
+    }
+
     /// The session an ephemeral key is bound to; 0 for a key that persists.
-    package var ephemeralSession: UInt64 { buffer.header.ephemeralSession }
+    package var ephemeralSession: UInt64 { header.ephemeralSession }
     /// How many times the key was put since it was created.
-    package var version: UInt64 { buffer.header.version }
+    package var version: UInt64 { header.version }
     /// The revision that created the key.
-    package var createRevision: UInt64 { buffer.header.createRevision }
+    package var createRevision: UInt64 { header.createRevision }
     /// The revision that last put it.
-    package var modRevision: UInt64 { buffer.header.modRevision }
+    package var modRevision: UInt64 { header.modRevision }
 
     /// The entry's key.
     var key: String {
@@ -86,7 +93,7 @@ package struct StoredEntry: @unchecked Sendable {
     /// when the caller has it. Without `withValue`, its value is left empty: a copy saved where
     /// only the numbers count (planning a put or a delete).
     package func entry(key: String? = nil, withValue: Bool = true) -> Entry {
-        let header = buffer.header
+        let header = self.header
         let value =
             withValue
             ? buffer.withUnsafeMutablePointerToElements { Data(bytes: $0 + Int(header.keyCount), count: Int(header.valueCount)) } : Data()
@@ -102,7 +109,7 @@ package struct StoredEntry: @unchecked Sendable {
 
     /// Whether the value's bytes are those of `value`.
     func hasValue(_ value: Data) -> Bool {
-        let header = buffer.header
+        let header = self.header
         guard Int(header.valueCount) == value.count else { return false }
         return buffer.withUnsafeMutablePointerToElements { elements in
             value.withUnsafeBytes { other in
@@ -113,7 +120,7 @@ package struct StoredEntry: @unchecked Sendable {
 
     /// Calls `body` with the key's UTF-8 bytes and the value's bytes, valid only inside it.
     package func withKeyAndValueBytes<R>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        let header = buffer.header
+        let header = self.header
         return try buffer.withUnsafeMutablePointerToElements { elements in
             try body(
                 UnsafeBufferPointer(start: elements, count: Int(header.keyCount)),
@@ -123,7 +130,7 @@ package struct StoredEntry: @unchecked Sendable {
 
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        let count = Int(buffer.header.keyCount)
+        let count = Int(header.keyCount)
         return buffer.withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: count)) }
     }
 }
