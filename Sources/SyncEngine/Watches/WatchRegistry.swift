@@ -33,11 +33,6 @@ package struct WatchRegistry {
         }
     }
 
-    private struct WatchKey: Hashable {
-        let subscriber: ObjectIdentifier
-        let id: UInt64
-    }
-
     /// A subscriber that has watches, and what delivery noted of it in its latest round.
     private struct Subscriber {
         let subscriber: any WatchSubscriber
@@ -58,7 +53,6 @@ package struct WatchRegistry {
     /// The pass of delivery that last reached each slot, to take a watch once per revision.
     private var passOfSlot: [UInt64] = []
     private var freeSlots: [Int] = []
-    private var slotOfWatch: [WatchKey: Int] = [:]
     private var subscribers: [Subscriber?] = []
     private var freeSubscriberSlots: [Int] = []
     private var slotOfSubscriber: [ObjectIdentifier: Int] = [:]
@@ -74,7 +68,7 @@ package struct WatchRegistry {
     var wantsPreviousValues: Bool { previousValueWatches > 0 }
 
     /// The number of active watches.
-    var count: Int { slotOfWatch.count }
+    private(set) var count = 0
 
     /// The number of watches `subscriber` has.
     func count(of subscriber: any WatchSubscriber) -> Int {
@@ -83,19 +77,19 @@ package struct WatchRegistry {
 
     /// Whether `subscriber` has a watch with this id.
     func contains(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
-        slotOfWatch[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)] != nil
+        slot(id: id, of: subscriber) != nil
     }
 
     /// Adds a watch, in place of one of the same subscriber with the same id.
     mutating func add(_ watch: Watch) {
-        let key = WatchKey(subscriber: ObjectIdentifier(watch.subscriber), id: watch.id)
-        remove(key)
+        remove(id: watch.id, of: watch.subscriber)
+        let identifier = ObjectIdentifier(watch.subscriber)
         let subscriberSlot: Int
-        if let known = slotOfSubscriber[key.subscriber] {
+        if let known = slotOfSubscriber[identifier] {
             subscriberSlot = known
         } else {
             subscriberSlot = Self.take(&freeSubscriberSlots, in: &subscribers, Subscriber(subscriber: watch.subscriber))
-            slotOfSubscriber[key.subscriber] = subscriberSlot
+            slotOfSubscriber[identifier] = subscriberSlot
         }
         let slot = Self.take(&freeSlots, in: &slots, watch)
         if slot == subscriberOfSlot.count {
@@ -105,8 +99,8 @@ package struct WatchRegistry {
             subscriberOfSlot[slot] = subscriberSlot
             passOfSlot[slot] = 0
         }
-        slotOfWatch[key] = slot
         subscribers[subscriberSlot]!.slots[watch.id] = slot
+        count += 1
         if watch.previousValues { previousValueWatches += 1 }
         index.insert(slot, prefixes: watch.prefixes)
     }
@@ -124,38 +118,34 @@ package struct WatchRegistry {
     /// Removes a watch; returns whether it existed.
     @discardableResult
     mutating func remove(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
-        remove(WatchKey(subscriber: ObjectIdentifier(subscriber), id: id))
-    }
-
-    /// Removes every watch of `subscriber`.
-    mutating func removeAll(of subscriber: any WatchSubscriber) {
         let identifier = ObjectIdentifier(subscriber)
-        guard let subscriberSlot = slotOfSubscriber[identifier] else { return }
-        for id in subscribers[subscriberSlot]!.slots.keys {
-            remove(WatchKey(subscriber: identifier, id: id))
-        }
-    }
-
-    @discardableResult
-    private mutating func remove(_ key: WatchKey) -> Bool {
-        guard let slot = slotOfWatch.removeValue(forKey: key), let watch = slots[slot] else { return false }
+        guard let subscriberSlot = slotOfSubscriber[identifier],
+            let slot = subscribers[subscriberSlot]!.slots.removeValue(forKey: id), let watch = slots[slot]
+        else { return false }
         slots[slot] = nil
         freeSlots.append(slot)
+        count -= 1
         index.remove(slot, prefixes: watch.prefixes)
         if watch.previousValues { previousValueWatches -= 1 }
-        let subscriberSlot = subscriberOfSlot[slot]
-        subscribers[subscriberSlot]!.slots[key.id] = nil
         if subscribers[subscriberSlot]!.slots.isEmpty {
             subscribers[subscriberSlot] = nil
             freeSubscriberSlots.append(subscriberSlot)
-            slotOfSubscriber[key.subscriber] = nil
+            slotOfSubscriber[identifier] = nil
         }
         return true
     }
 
+    /// Removes every watch of `subscriber`.
+    mutating func removeAll(of subscriber: any WatchSubscriber) {
+        guard let subscriberSlot = slotOfSubscriber[ObjectIdentifier(subscriber)] else { return }
+        for id in subscribers[subscriberSlot]!.slots.keys {
+            remove(id: id, of: subscriber)
+        }
+    }
+
     /// The slot of a watch, if it exists.
     private func slot(id: UInt64, of subscriber: any WatchSubscriber) -> Int? {
-        slotOfWatch[WatchKey(subscriber: ObjectIdentifier(subscriber), id: id)]
+        slotOfSubscriber[ObjectIdentifier(subscriber)].flatMap { subscribers[$0]!.slots[id] }
     }
 
     /// Makes a watch hold its live frames until ``releaseHeldFrames(id:of:)``, while what it is
@@ -189,7 +179,7 @@ package struct WatchRegistry {
     mutating func deliver(
         _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)?, into batch: inout DeliveryBatch
     ) -> Int {
-        guard !slotOfWatch.isEmpty else { return 0 }
+        guard count > 0 else { return 0 }
         var round = Round(outboxes: [], firstPass: pass &+ 1)
         var candidates: [Int] = []
         // Copied (a reference): its members are read while the passes of their slots are marked.
