@@ -26,23 +26,30 @@ package struct EntryTable: Sendable {
         return key.withUTF8 { index.entry($0) }
     }
 
+    /// The entry stored under the key with these UTF-8 bytes and this hash
+    /// (``KeyIndex/hash(of:)-(UnsafeBufferPointer<UInt8>)``).
+    func entry(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> StoredEntry? {
+        index.entry(key, hash: hash)
+    }
+
     /// Stores `entry` under its key, replacing the key's entry if there is one.
     package mutating func insert(_ entry: StoredEntry) {
         if index.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
     }
 
     /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
-    /// returns the entry it replaced or removed. Noted for ``changes`` while the table
-    /// ``tracksChanges``.
+    /// returns the entry it replaced or removed. `hash` is the key's
+    /// (``KeyIndex/hash(of:)-(String)``) when the caller has it. Noted for ``changes`` while the
+    /// table ``tracksChanges``.
     @discardableResult
-    package mutating func set(_ key: String, to entry: StoredEntry?) -> StoredEntry? {
+    package mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            let replaced = index.update(with: entry, marking: tracksChanges)
+            let replaced = index.update(with: entry, hash: hash, marking: tracksChanges)
             if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
             return replaced
         }
         var key = key
-        guard let removed = key.withUTF8({ index.remove($0) }) else { return nil }
+        guard let removed = key.withUTF8({ index.remove($0, hash: hash) }) else { return nil }
         order.remove(key)
         if tracksChanges { deletedKeys.append(key) }
         return removed

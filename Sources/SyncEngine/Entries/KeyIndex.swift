@@ -50,17 +50,24 @@ struct KeyIndex: Sendable {
         entry.withKeyBytes { hash(of: $0) }
     }
 
-    /// The entry stored under `key`.
-    func entry(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: Self.hash(of: key))
+    /// The hash of `key`'s UTF-8 bytes.
+    static func hash(of key: String) -> Int {
+        var key = key
+        return key.withUTF8 { hash(of: $0) }
+    }
+
+    /// The entry stored under `key`, whose ``hash(of:)-(UnsafeBufferPointer<UInt8>)`` is `hash`
+    /// when the caller has it.
+    func entry(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil) -> StoredEntry? {
+        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key))
         return found ? slots[slot] : nil
     }
 
-    /// Stores `entry` under its key, marked changed when `marking` (a key marked before stays
-    /// marked); returns the entry it replaced.
+    /// Stores `entry` under its key, whose hash is `hash` when the caller has it, marked changed
+    /// when `marking` (a key marked before stays marked); returns the entry it replaced.
     @discardableResult
-    mutating func update(with entry: StoredEntry, marking: Bool = false) -> StoredEntry? {
-        let hash = Self.hash(of: entry)
+    mutating func update(with entry: StoredEntry, hash: Int? = nil, marking: Bool = false) -> StoredEntry? {
+        let hash = hash ?? Self.hash(of: entry)
         let (slot, found) = entry.withKeyBytes { place(of: $0, hash: hash) }
         let replaced = slots[slot]
         slots[slot] = entry
@@ -73,9 +80,10 @@ struct KeyIndex: Sendable {
         return found ? replaced : nil
     }
 
-    /// Removes the entry stored under `key`, and returns it.
-    mutating func remove(_ key: UnsafeBufferPointer<UInt8>) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: Self.hash(of: key))
+    /// Removes the entry stored under `key`, whose hash is `hash` when the caller has it, and
+    /// returns it.
+    mutating func remove(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil) -> StoredEntry? {
+        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key))
         guard found, let removed = slots[slot] else { return nil }
         // Move back each later entry of the run that may sit in the hole, so that every entry
         // stays reachable from its home slot without a gap.

@@ -12,7 +12,7 @@ package extension StateEngine {
         var revisions: [CommittedRevision] = []
         /// Each key those revisions change, with its entry after them (nil: deleted), in the
         /// form the engine stores it: made here, off the engine's lock, and once.
-        var entries: [String: StoredEntry?] = [:]
+        var entries = GroupEntries()
         /// The revisions' records, encoded together in the change log's segment format (see
         /// ``LogRecordEncoding/segment(of:)``): each revision's record is a slice of it.
         var segment = Data()
@@ -25,8 +25,9 @@ package extension StateEngine {
     func plan(_ batch: [PendingWrite]) -> Plan {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.
-        var overlay: [String: StoredEntry?] = [:]
-        overlay.reserveCapacity(batch.count)
+        var overlay = GroupEntries(capacity: batch.count)
+        // The key last looked up, with its hash: the key a put or a delete then writes.
+        var lastLookedUp: (key: String, hash: Int)?
         var revision = published.withLock { $0.revision }
         plan.results.reserveCapacity(batch.count)
         // A lone write's revision needs no array.
@@ -39,7 +40,7 @@ package extension StateEngine {
             let origin = batch[index].origin
             if case .expireEphemeral(let session?, _) = request {
                 var keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
-                for (key, entry) in overlay where entry?.ephemeralSession == session { keys.insert(key) }
+                for written in overlay.written where written.entry?.ephemeralSession == session { keys.insert(written.key) }
                 request = .expireEphemeral(session: session, keys: keys.sorted())
             }
             if case .restore(let entries, let currentKeys, let basis) = request {
@@ -49,11 +50,11 @@ package extension StateEngine {
                 if let basis {
                     // Narrowed off the writer at basis.revision: only the keys written since
                     // need another look.
-                    let written = keysWritten(after: basis.revision) + overlay.keys
+                    let written = keysWritten(after: basis.revision) + overlay.written.map(\.key)
                     candidates = RestoreCandidates.adding(written, to: entries, currentKeys: currentKeys, basis: basis)
                 } else {
                     let order = published.withLock { $0.entries.order }
-                    candidates = RestoreCandidates.find(in: entries, against: order, written: Set(overlay.keys))
+                    candidates = RestoreCandidates.find(in: entries, against: order, written: Set(overlay.written.map(\.key)))
                 }
                 request = .restore(entries: candidates.entries, currentKeys: candidates.currentKeys)
             }
@@ -65,13 +66,19 @@ package extension StateEngine {
             }
             do {
                 let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
-                    let stored = overlay[key] ?? published.withLock { $0.entries[key] }
+                    var bytes = key
+                    let stored = bytes.withUTF8 { bytes in
+                        let hash = KeyIndex.hash(of: bytes)
+                        lastLookedUp = (key, hash)
+                        return overlay.entry(bytes, hash: hash) ?? published.withLock { $0.entries.entry(bytes, hash: hash) }
+                    }
                     return stored?.entry(key: key, withValue: readsValues)
                 }
                 if !planned.changes.isEmpty {
                     revision += 1
                     for change in planned.changes {
-                        overlay.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
+                        let hash = lastLookedUp.flatMap { $0.key == change.key ? $0.hash : nil } ?? KeyIndex.hash(of: change.key)
+                        overlay.set(change.key, hash: hash, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                     }
                     let made = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
                     if first == nil {

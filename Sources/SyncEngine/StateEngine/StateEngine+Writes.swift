@@ -107,7 +107,7 @@ package extension StateEngine {
     ///     connections join the round that carries the events, so that each event loop gets one
     ///     task for both. Their callbacks are left to the caller, to call without the lock.
     func publish(
-        _ revisions: [CommittedRevision], entries: [String: StoredEntry?]? = nil, timing: (@Sendable () -> Void)? = nil,
+        _ revisions: [CommittedRevision], entries: GroupEntries? = nil, timing: (@Sendable () -> Void)? = nil,
         answering: (writes: [PendingWrite], results: [Result<WriteOutcome, SharedStateError>])? = nil
     ) {
         var revisions = revisions
@@ -124,8 +124,8 @@ package extension StateEngine {
                     }
                 }
             }
-            for (key, entry) in stored {
-                state.set(key, to: entry)
+            for written in stored.written {
+                state.set(written.key, hash: written.hash, to: written.entry)
             }
             state.revision = last.revision
             state.restoreJournal?.record(revisions)
@@ -138,10 +138,10 @@ package extension StateEngine {
     }
 
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
-    static func latestEntries(of revisions: [CommittedRevision]) -> [String: StoredEntry?] {
-        var latest: [String: StoredEntry?] = [:]
+    static func latestEntries(of revisions: [CommittedRevision]) -> GroupEntries {
+        var latest = GroupEntries()
         for change in revisions.lazy.flatMap(\.changes) {
-            latest.updateValue(change.type == .put ? StoredEntry.make(change.entry) : nil, forKey: change.key)
+            latest.set(change.key, hash: KeyIndex.hash(of: change.key), to: change.type == .put ? StoredEntry.make(change.entry) : nil)
         }
         return latest
     }

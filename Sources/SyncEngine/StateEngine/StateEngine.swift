@@ -73,9 +73,10 @@ package final class StateEngine: Sendable {
         /// The keys written while a restore is narrowed off the writer; nil while none is.
         var restoreJournal: RestoreJournal?
 
-        /// Sets `key` to `entry` (nil: deleted), keeping ``ephemeralKeys`` in step.
-        mutating func set(_ key: String, to entry: StoredEntry?) {
-            let replaced = entries.set(key, to: entry)
+        /// Sets `key`, whose hash is `hash` when the caller has it, to `entry` (nil: deleted),
+        /// keeping ``ephemeralKeys`` in step.
+        mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) {
+            let replaced = entries.set(key, hash: hash, to: entry)
             if let previous = replaced?.ephemeralSession, previous != 0 {
                 ephemeralKeys[previous]?.remove(key)
                 if ephemeralKeys[previous]?.isEmpty == true { ephemeralKeys[previous] = nil }

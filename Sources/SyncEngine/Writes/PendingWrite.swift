@@ -75,30 +75,53 @@ package struct PendingWrite: Sendable {
             if let only { only.receive(answers, in: &batch) }
             return
         }
-        var answers: [ObjectIdentifier: (target: any WriteAnswerTarget, answers: [WriteAnswer])] = [:]
-        var order: [ObjectIdentifier] = []
-        answers.reserveCapacity(8)
+        // Each target's answers, in the order the targets first appear. A connection's writes sit
+        // together in a group: its answers usually go to the group found last.
+        var groups: [(target: any WriteAnswerTarget, answers: [WriteAnswer])] = []
+        // Only for a group from many connections, where a search of `groups` would cost more.
+        var groupOfTarget: [ObjectIdentifier: Int] = [:]
+        var current = 0
         for index in writes.indices {
             let result = results[index]
             switch writes[index].reply {
             case .callback(let completion):
                 if callingBack { completion(result) }
             case .answer(let requestID, let target):
-                let identifier = ObjectIdentifier(target)
-                if answers[identifier] == nil {
-                    // Room for every answer left: grown once rather than doubling.
-                    var room: [WriteAnswer] = []
-                    room.reserveCapacity(writes.count)
-                    answers[identifier] = (target, room)
-                    order.append(identifier)
+                if groups.isEmpty || groups[current].target !== target {
+                    if let found = Self.group(of: target, in: groups, indexedBy: groupOfTarget) {
+                        current = found
+                    } else {
+                        // Room for every answer left: grown once rather than doubling.
+                        var room: [WriteAnswer] = []
+                        room.reserveCapacity(writes.count - index)
+                        groups.append((target, room))
+                        current = groups.count - 1
+                        if groups.count > Self.searchedTargets {
+                            if groupOfTarget.isEmpty {
+                                for (group, found) in groups.enumerated() { groupOfTarget[ObjectIdentifier(found.target)] = group }
+                            } else {
+                                groupOfTarget[ObjectIdentifier(target)] = current
+                            }
+                        }
+                    }
                 }
-                answers[identifier]!.answers.append(WriteAnswer(requestID: requestID, result: result))
+                groups[current].answers.append(WriteAnswer(requestID: requestID, result: result))
             }
         }
-        for identifier in order {
-            let group = answers[identifier]!
+        for group in groups {
             group.target.receive(group.answers, in: &batch)
         }
+    }
+
+    /// Up to this many targets in a group, a target's answers are found by a search.
+    private static let searchedTargets = 16
+
+    private static func group(
+        of target: any WriteAnswerTarget, in groups: [(target: any WriteAnswerTarget, answers: [WriteAnswer])],
+        indexedBy index: [ObjectIdentifier: Int]
+    ) -> Int? {
+        if !index.isEmpty { return index[ObjectIdentifier(target)] }
+        return groups.firstIndex { $0.target === target }
     }
 
     /// Calls the callbacks among `writes` with their results, in order.
