@@ -45,6 +45,25 @@ import Testing
         }
     }
 
+    @Test func everyShortKeyIsJudgedAsTheRulesSayWhateverPathChecksIt() {
+        // Printable ASCII keys take a one-pass check; the rest take the checks that name the
+        // problem. Every key of up to 4 of these pieces is judged against the rules restated.
+        let pieces = ["a", "/", " ", "\u{1F}", "\u{7F}", "é", "~"]
+        var limits = Limits()
+        limits.maxKeyBytes = 3
+        var keys = [""]
+        for _ in 0..<4 { keys += keys.flatMap { key in pieces.map { key + $0 } }.filter { $0.unicodeScalars.count > 0 } }
+        for key in Set(keys) {
+            let bytes = Array(key.utf8)
+            let isValid =
+                !bytes.isEmpty && bytes.count <= limits.maxKeyBytes && bytes.first != UInt8(ascii: "/")
+                && bytes.last != UInt8(ascii: "/") && !key.contains("//")
+                && !key.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+            let accepted = (try? KeyRules.validateKey(key, limits: limits)) != nil
+            #expect(accepted == isValid, "\(key.debugDescription)")
+        }
+    }
+
     @Test(arguments: ["", "session", "session/", "a/b/"])
     func acceptsValidPrefixes(_ prefix: String) throws {
         try KeyRules.validatePrefix(prefix)
