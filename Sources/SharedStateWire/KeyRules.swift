@@ -48,7 +48,16 @@ public enum KeyRules {
     /// Whether `key` is selected by `prefix`.
     @inlinable
     public static func key(_ key: String, hasPrefix prefix: String) -> Bool {
-        prefix.isEmpty || key.utf8.starts(with: prefix.utf8)
+        if prefix.isEmpty { return true }
+        // Compared as bytes in place: the generic `starts(with:)` of two UTF-8 views walks them a
+        // byte at a time, and syncd asks this per change and watch.
+        var key = key
+        var prefix = prefix
+        return key.withUTF8 { key in
+            prefix.withUTF8 { prefix in
+                prefix.count <= key.count && memcmp(key.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+            }
+        }
     }
 
     private static let slash = UInt8(ascii: "/")

@@ -81,6 +81,11 @@ import Testing
         ("sessions/x", "session/", false),
         ("anything", "", true),
         ("a", "ab", false),
+        ("cat", "cat", true),
+        ("ca", "cat", false),
+        ("café/x", "caf", true),
+        ("café/x", "café/", true),
+        ("cafe/x", "café", false),
     ])
     func prefixesMatchLeadingBytes(_ key: String, _ prefix: String, _ matches: Bool) {
         #expect(KeyRules.key(key, hasPrefix: prefix) == matches)

@@ -189,6 +189,36 @@ extension Result where Failure == SharedStateError {
         }
     }
 
+    @Test func eachWatchGetsExactlyTheChangesOfARevisionItsPrefixesSelect() async throws {
+        try await withEngine { engine in
+            let keys = ["a/1", "b/1", "a/2", "c/1", "c/2"]
+            // Each watch's prefixes, and the keys of the revision it should be sent.
+            let cases: [(prefixes: [String], selected: [String])] = [
+                (["a/"], ["a/1", "a/2"]),
+                (["b/"], ["b/1"]),
+                (["c/"], ["c/1", "c/2"]),
+                (["a/", "b/", "c/"], keys),
+                ([""], keys),
+                (["d/"], []),
+                (["a/2", "c/"], ["a/2", "c/1", "c/2"]),
+            ]
+            var subscribers: [CollectingSubscriber] = []
+            for (index, watch) in cases.enumerated() {
+                let subscriber = CollectingSubscriber()
+                try await engine.startWatch(id: UInt64(index + 1), prefixes: watch.prefixes, start: .now, subscriber: subscriber)
+                subscribers.append(subscriber)
+            }
+            _ = await engine.write(
+                .transaction(
+                    compares: [], onSuccess: keys.map { .put(key: $0, value: Data("1".utf8), ifVersion: nil) }, onFailure: []))
+            for (watch, subscriber) in zip(cases, subscribers) {
+                let events = subscriber.events
+                #expect(events.count == (watch.selected.isEmpty ? 0 : 1), "\(watch.prefixes)")
+                #expect((events.first?.changes.map(\.entry.key) ?? []) == watch.selected, "\(watch.prefixes)")
+            }
+        }
+    }
+
     @Test func replayFromARevisionThenLiveWithoutGapOrDuplicate() async throws {
         try await withEngine { engine in
             for index in 1...10 { _ = await engine.put("r/\(index)", "\(index)") }

@@ -33,7 +33,7 @@ package extension StateEngine {
                         let isIdle = batch.isEmpty
                         if !isIdle {
                             commitAndAnswer(batch, to: store)
-                            if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) }
+                            if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) } else { queue.recycle(batch) }
                         }
                         if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { performMaintenance(of: store) }
                         queue.finishCommit()

@@ -228,35 +228,41 @@ package struct WatchRegistry {
     /// Adds the frame of the changes of `revision` that the watch in `slot` selects to its
     /// subscriber's outbox, or to the frames it holds while it replays; marks it owed a resync
     /// instead when its subscriber is backlogged.
+    ///
+    /// It reads the watch's fields in place: a copy of the whole watch would retain and release
+    /// each of its references (its subscriber, prefixes, filter, held frames), per watch and
+    /// revision.
     private mutating func deliver(_ revision: CommittedRevision, toSlot slot: Int, in round: inout Round) {
-        guard let watch = slots[slot], !watch.needsResync, revision.revision > watch.startsAfter else { return }
+        guard slots[slot].map({ !$0.needsResync && revision.revision > $0.startsAfter }) == true else { return }
         let subscriberSlot = subscriberOfSlot[slot]
         if subscribers[subscriberSlot]!.round < round.firstPass {
             // First reached in this round: whether it is backlogged holds for the whole round.
             subscribers[subscriberSlot]!.round = pass
-            subscribers[subscriberSlot]!.isBacklogged = watch.subscriber.isBacklogged
+            subscribers[subscriberSlot]!.isBacklogged = subscribers[subscriberSlot]!.subscriber.isBacklogged
             subscribers[subscriberSlot]!.outbox = -1
         }
-        let selection = Self.selection(of: watch, in: revision)
+        let selection = Self.selection(of: slots[slot]!, in: revision)
         if case .none = selection { return }
-        if subscribers[subscriberSlot]!.isBacklogged && watch.heldFrames == nil {
+        let isHolding = slots[slot]!.heldFrames != nil
+        if subscribers[subscriberSlot]!.isBacklogged && !isHolding {
             // Nothing is encoded for it: it is owed a resync.
             slots[slot]!.needsResync = true
             return
         }
         let frame: ByteBuffer
-        if case .whole = selection, !watch.previousValues {
-            if let made = round.wholeFrames.first(where: { $0.watchID == watch.id }) {
+        let id = slots[slot]!.id
+        if case .whole = selection, !slots[slot]!.previousValues {
+            if let made = round.wholeFrames.first(where: { $0.watchID == id }) {
                 frame = made.frame
             } else {
-                frame = revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
-                round.wholeFrames.append((watch.id, frame))
+                frame = revision.encoded.frame(forWatch: id, allocator: WatchFrames.allocator)
+                round.wholeFrames.append((id, frame))
             }
         } else {
-            frame = Self.frame(of: selection, for: watch, revision)
+            frame = Self.frame(of: selection, for: slots[slot]!, revision)
         }
         slots[slot]!.isIdle = false
-        if watch.heldFrames != nil {
+        if isHolding {
             slots[slot]!.heldFrames!.append(frame)
             return
         }
@@ -264,7 +270,7 @@ package struct WatchRegistry {
         if outbox < 0 {
             outbox = round.outboxes.count
             subscribers[subscriberSlot]!.outbox = outbox
-            round.outboxes.append((watch.subscriber, []))
+            round.outboxes.append((subscribers[subscriberSlot]!.subscriber, []))
         }
         round.outboxes[outbox].frames.append(frame)
     }
@@ -279,9 +285,13 @@ package struct WatchRegistry {
 
     private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
         if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
-        let indices = revision.changes.indices.filter { watch.selects(revision.changes[$0].key) }
-        if indices.isEmpty { return .none }
-        return indices.count == revision.changes.count ? .whole : .some(indices)
+        let changes = revision.changes
+        // The usual revision, one change, and the usual watch, which takes all of a revision or
+        // none of it, need no list of indices.
+        guard let firstSkipped = changes.indices.first(where: { !watch.selects(changes[$0].key) }) else { return .whole }
+        var indices = Array(changes.indices[..<firstSkipped])
+        for index in changes.indices[(firstSkipped + 1)...] where watch.selects(changes[index].key) { indices.append(index) }
+        return indices.isEmpty ? .none : .some(indices)
     }
 
     /// The frame of what `selection` (not `.none`) takes of `revision` for `watch`.

@@ -17,6 +17,10 @@ package final class WriteQueue: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var items: [PendingWrite] = []
+    /// An empty array with room, handed back by the writer (``recycle(_:)``): the next batch
+    /// queues into it. Without it, each batch taken left the queue to allocate its room again,
+    /// a block large enough that `malloc` first consolidated its free lists.
+    private var spare: [PendingWrite] = []
     private var isCommitting = false
     private var isClosed = false
 
@@ -55,8 +59,10 @@ package final class WriteQueue: @unchecked Sendable {
                 if !items.isEmpty {
                     isCommitting = true
                     if items.count <= limit {
-                        defer { items.removeAll(keepingCapacity: true) }
-                        return items
+                        let batch = items
+                        items = spare
+                        spare = []
+                        return batch
                     }
                     let batch = Array(items.prefix(limit))
                     items.removeFirst(limit)
@@ -76,6 +82,17 @@ package final class WriteQueue: @unchecked Sendable {
             }
             condition.wait()
         }
+    }
+
+    /// Takes back a batch the caller is done with, emptied here, to queue the next writes into
+    /// its room.
+    func recycle(_ batch: consuming [PendingWrite]) {
+        var batch = batch
+        // Outside the lock: releasing the writes may take a while.
+        batch.removeAll(keepingCapacity: true)
+        condition.lock()
+        if spare.capacity < batch.capacity { swap(&spare, &batch) }
+        condition.unlock()
     }
 
     /// Ends a commit reserved by ``reserveIfIdle()`` or ``take(limit:until:)``. Wakes the writer
