@@ -231,6 +231,7 @@ let package = Package(
                 "SharedState",
                 "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
             ]
         ),

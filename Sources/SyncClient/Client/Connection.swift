@@ -43,10 +43,7 @@ final class Connection: Sendable {
             channel = try await ClientBootstrap(group: MainEventLoop.eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(
-                            ByteToMessageHandler(FrameDecoder(maxFrameBytes: WireProtocol.maxServerFrameBytes)),
-                            RoutingHandler(router: router, socketPath: path)
-                        )
+                        try channel.pipeline.syncOperations.addHandler(RoutingHandler(router: router, socketPath: path))
                     }
                 }
                 .withConnectedSocket(socket)

@@ -1,21 +1,47 @@
 import NIOCore
 
-/// The client's last pipeline handler: decodes each frame from syncd (a watch event by hand, see
-/// ``WatchEventFrame``; anything else with SwiftProtobuf) and hands it to the router; ends the
-/// router when the connection closes.
+/// The client's one pipeline handler: cuts what it reads from syncd into frames, decodes each (a
+/// watch event by hand, see ``WatchEventFrame``; anything else with SwiftProtobuf) and hands it
+/// to the router; ends the router when the connection closes.
+///
+/// It cuts the frames itself, in one loop over each read, as syncd's connection handler does:
+/// NIO's `ByteToMessageHandler` in front of it looked its generic decoder's type up at run time on
+/// every read and passed each frame down the pipeline in an `NIOAny` of its own, on the path of
+/// every event a feature process receives.
 final class RoutingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let router: ResponseRouter
     private let socketPath: String
+    private var frames: FrameDecoder
+    /// The start of a frame not all read yet.
+    private var partialFrame: ByteBuffer?
+    /// Set once a frame could not be read: the stream cannot be followed any more.
+    private var hasFailed = false
 
-    init(router: ResponseRouter, socketPath: String) {
+    init(router: ResponseRouter, socketPath: String, maxFrameBytes: Int = WireProtocol.maxServerFrameBytes) {
         self.router = router
         self.socketPath = socketPath
+        self.frames = FrameDecoder(maxFrameBytes: maxFrameBytes)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let payload = unwrapInboundIn(data)
+        guard !hasFailed else { return }
+        var bytes = unwrapInboundIn(data)
+        if var partial = partialFrame {
+            partialFrame = nil
+            partial.writeBuffer(&bytes)
+            bytes = partial
+        }
+        do {
+            while !hasFailed, let frame = try frames.decode(buffer: &bytes) { route(frame, context: context) }
+        } catch {
+            return fail(error, context: context)
+        }
+        if bytes.readableBytes > 0, !hasFailed { partialFrame = bytes }
+    }
+
+    private func route(_ payload: ByteBuffer, context: ChannelHandlerContext) {
         if let event = WatchEventFrame(frame: payload) {
             router.route(event)
             return
@@ -23,9 +49,15 @@ final class RoutingHandler: ChannelInboundHandler {
         do {
             router.route(try Frame.decode(Sharedstate_V1_ServerFrame.self, from: payload))
         } catch {
-            router.end(with: error)
-            context.close(promise: nil)
+            fail(error, context: context)
         }
+    }
+
+    private func fail(_ error: SharedStateError, context: ChannelHandlerContext) {
+        hasFailed = true
+        partialFrame = nil
+        router.end(with: error)
+        context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
