@@ -8,15 +8,81 @@ import SharedStateWire
 ///
 /// `@unchecked Sendable`: the buffer is never written after it is made.
 package struct StoredEntry: @unchecked Sendable {
+    /// The header gives the lengths; the elements hold the entry's numbers (``Numbers``, four
+    /// varints, usually 8 to 12 bytes where fixed fields took 32), then the key's bytes, then the
+    /// value's. With a million keys of 100-byte values, that puts each entry a `malloc` size
+    /// class lower.
     private let buffer: ManagedBuffer<Header, UInt8>
 
     private struct Header {
         var keyCount: UInt32
         var valueCount: UInt32
+        /// How many bytes the numbers take, before the key.
+        var numbersCount: UInt8
+    }
+
+    /// An entry's numbers, as its elements hold them: LEB128 varints, in this order.
+    private struct Numbers {
         var version: UInt64
         var createRevision: UInt64
         var modRevision: UInt64
         var ephemeralSession: UInt64
+
+        var encodedCount: Int {
+            Self.count(version) + Self.count(createRevision) + Self.count(modRevision) + Self.count(ephemeralSession)
+        }
+
+        private static func count(_ value: UInt64) -> Int {
+            // 7 bits a byte: 1 byte for 0, 10 for the largest.
+            (Int(UInt64.bitWidth - value.leadingZeroBitCount) + 6) / 7 + (value == 0 ? 1 : 0)
+        }
+
+        /// Writes the numbers at `start`; returns the byte after them.
+        func write(to start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+            var next = start
+            func write(_ value: UInt64) {
+                var value = value
+                while value >= 0x80 {
+                    next.pointee = UInt8(truncatingIfNeeded: value) | 0x80
+                    next += 1
+                    value >>= 7
+                }
+                next.pointee = UInt8(value)
+                next += 1
+            }
+            write(version)
+            write(createRevision)
+            write(modRevision)
+            write(ephemeralSession)
+            return next
+        }
+
+        /// The numbers written at `start`.
+        init(readingFrom start: UnsafePointer<UInt8>) {
+            var next = start
+            func read() -> UInt64 {
+                var value: UInt64 = 0
+                var shift: UInt64 = 0
+                while true {
+                    let byte = next.pointee
+                    next += 1
+                    value |= UInt64(byte & 0x7F) << shift
+                    if byte < 0x80 { return value }
+                    shift += 7
+                }
+            }
+            version = read()
+            createRevision = read()
+            modRevision = read()
+            ephemeralSession = read()
+        }
+
+        init(version: UInt64, createRevision: UInt64, modRevision: UInt64, ephemeralSession: UInt64) {
+            self.version = version
+            self.createRevision = createRevision
+            self.modRevision = modRevision
+            self.ephemeralSession = ephemeralSession
+        }
     }
 
     private init(buffer: ManagedBuffer<Header, UInt8>) {
@@ -32,20 +98,16 @@ package struct StoredEntry: @unchecked Sendable {
         modRevision: UInt64,
         ephemeralSession: UInt64
     ) -> StoredEntry {
-        let buffer = ManagedBuffer<Header, UInt8>.create(minimumCapacity: key.count + value.count) { _ in
-            Header(
-                keyCount: UInt32(key.count),
-                valueCount: UInt32(value.count),
-                version: version,
-                createRevision: createRevision,
-                modRevision: modRevision,
-                ephemeralSession: ephemeralSession
-            )
+        let numbers = Numbers(version: version, createRevision: createRevision, modRevision: modRevision, ephemeralSession: ephemeralSession)
+        let numbersCount = numbers.encodedCount
+        let buffer = ManagedBuffer<Header, UInt8>.create(minimumCapacity: numbersCount + key.count + value.count) { _ in
+            Header(keyCount: UInt32(key.count), valueCount: UInt32(value.count), numbersCount: UInt8(numbersCount))
         }
         buffer.withUnsafeMutablePointerToElements { elements in
-            if let base = key.baseAddress { elements.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: key.count) }
+            let keyStart = numbers.write(to: elements)
+            if let base = key.baseAddress { keyStart.initialize(from: base.assumingMemoryBound(to: UInt8.self), count: key.count) }
             if let base = value.baseAddress {
-                (elements + key.count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: value.count)
+                (keyStart + key.count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: value.count)
             }
         }
         return StoredEntry(buffer: buffer)
@@ -68,21 +130,26 @@ package struct StoredEntry: @unchecked Sendable {
         }
     }
 
-    /// The entry's numbers. Read through a pointer: `buffer.header`, a class's stored property,
+    /// The entry's lengths. Read through a pointer: `buffer.header`, a class's stored property,
     /// would check exclusive access at run time on every read, and the key order's search reads
     /// a key's length once per comparison.
     private var header: Header {
         buffer.withUnsafeMutablePointerToHeader { $0.pointee }
     }
 
+    /// The entry's numbers, decoded.
+    private var numbers: Numbers {
+        buffer.withUnsafeMutablePointerToElements { Numbers(readingFrom: $0) }
+    }
+
     /// The session an ephemeral key is bound to; 0 for a key that persists.
-    package var ephemeralSession: UInt64 { header.ephemeralSession }
+    package var ephemeralSession: UInt64 { numbers.ephemeralSession }
     /// How many times the key was put since it was created.
-    package var version: UInt64 { header.version }
+    package var version: UInt64 { numbers.version }
     /// The revision that created the key.
-    package var createRevision: UInt64 { header.createRevision }
+    package var createRevision: UInt64 { numbers.createRevision }
     /// The revision that last put it.
-    package var modRevision: UInt64 { header.modRevision }
+    package var modRevision: UInt64 { numbers.modRevision }
 
     /// The entry's key.
     var key: String {
@@ -94,16 +161,19 @@ package struct StoredEntry: @unchecked Sendable {
     /// only the numbers count (planning a put or a delete).
     package func entry(key: String? = nil, withValue: Bool = true) -> Entry {
         let header = self.header
+        let numbers = self.numbers
         let value =
             withValue
-            ? buffer.withUnsafeMutablePointerToElements { Data(bytes: $0 + Int(header.keyCount), count: Int(header.valueCount)) } : Data()
+            ? buffer.withUnsafeMutablePointerToElements {
+                Data(bytes: $0 + Int(header.numbersCount) + Int(header.keyCount), count: Int(header.valueCount))
+            } : Data()
         return Entry(
             key: key ?? self.key,
             value: value,
-            version: header.version,
-            createRevision: header.createRevision,
-            modRevision: header.modRevision,
-            ephemeralSession: header.ephemeralSession
+            version: numbers.version,
+            createRevision: numbers.createRevision,
+            modRevision: numbers.modRevision,
+            ephemeralSession: numbers.ephemeralSession
         )
     }
 
@@ -113,7 +183,7 @@ package struct StoredEntry: @unchecked Sendable {
         guard Int(header.valueCount) == value.count else { return false }
         return buffer.withUnsafeMutablePointerToElements { elements in
             value.withUnsafeBytes { other in
-                other.isEmpty || memcmp(elements + Int(header.keyCount), other.baseAddress!, other.count) == 0
+                other.isEmpty || memcmp(elements + Int(header.numbersCount) + Int(header.keyCount), other.baseAddress!, other.count) == 0
             }
         }
     }
@@ -122,15 +192,18 @@ package struct StoredEntry: @unchecked Sendable {
     package func withKeyAndValueBytes<R>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         let header = self.header
         return try buffer.withUnsafeMutablePointerToElements { elements in
-            try body(
-                UnsafeBufferPointer(start: elements, count: Int(header.keyCount)),
-                UnsafeBufferPointer(start: elements + Int(header.keyCount), count: Int(header.valueCount)))
+            let key = elements + Int(header.numbersCount)
+            return try body(
+                UnsafeBufferPointer(start: key, count: Int(header.keyCount)),
+                UnsafeBufferPointer(start: key + Int(header.keyCount), count: Int(header.valueCount)))
         }
     }
 
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        let count = Int(header.keyCount)
-        return buffer.withUnsafeMutablePointerToElements { body(UnsafeBufferPointer(start: $0, count: count)) }
+        let header = self.header
+        return buffer.withUnsafeMutablePointerToElements {
+            body(UnsafeBufferPointer(start: $0 + Int(header.numbersCount), count: Int(header.keyCount)))
+        }
     }
 }
