@@ -98,7 +98,8 @@ package struct StoredEntry: @unchecked Sendable {
         modRevision: UInt64,
         ephemeralSession: UInt64
     ) -> StoredEntry {
-        let numbers = Numbers(version: version, createRevision: createRevision, modRevision: modRevision, ephemeralSession: ephemeralSession)
+        let numbers = Numbers(
+            version: version, createRevision: createRevision, modRevision: modRevision, ephemeralSession: ephemeralSession)
         let numbersCount = numbers.encodedCount
         let buffer = ManagedBuffer<Header, UInt8>.create(minimumCapacity: numbersCount + key.count + value.count) { _ in
             Header(keyCount: UInt32(key.count), valueCount: UInt32(value.count), numbersCount: UInt8(numbersCount))
