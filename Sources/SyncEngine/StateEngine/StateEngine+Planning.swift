@@ -77,7 +77,9 @@ package extension StateEngine {
                 if !planned.changes.isEmpty {
                     revision += 1
                     for change in planned.changes {
-                        let hash = lastLookedUp.flatMap { $0.key == change.key ? $0.hash : nil } ?? KeyIndex.hash(of: change.key)
+                        // Compared as bytes, as the hash was made: `==` of `String`s is canonical equivalence.
+                        let known = lastLookedUp.flatMap { $0.key.utf8.elementsEqual(change.key.utf8) ? $0.hash : nil }
+                        let hash = known ?? KeyIndex.hash(of: change.key)
                         overlay.set(change.key, hash: hash, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                     }
                     let made = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
