@@ -67,4 +67,22 @@ import Testing
             (error as! SharedStateError).code == .protocolViolation
         }
     }
+
+    @Test func cutsFramesReceivedInReadsCutAnywhere() throws {
+        let payloads = ["hello", "", String(repeating: "x", count: 300), "z"]
+        var stream = ByteBuffer()
+        for payload in payloads { stream.writeImmutableBuffer(frame(payload)) }
+        let bytes = stream.readableBytesView
+        for first in 0...bytes.count {
+            for second in stride(from: first, through: bytes.count, by: 11) {
+                var decoder = FrameDecoder(maxFrameBytes: 1024)
+                var cut: [String] = []
+                for range in [0..<first, first..<second, second..<bytes.count] {
+                    decoder.receive(ByteBuffer(bytes: bytes[(bytes.startIndex + range.lowerBound)..<(bytes.startIndex + range.upperBound)]))
+                    while let payload = try decoder.next() { cut.append(String(buffer: payload)) }
+                }
+                #expect(cut == payloads, "cut at \(first) and \(second)")
+            }
+        }
+    }
 }

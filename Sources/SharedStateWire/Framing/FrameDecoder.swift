@@ -10,9 +10,40 @@ public struct FrameDecoder: ByteToMessageDecoder, NIOSingleStepByteToMessageDeco
     /// The largest payload accepted, in bytes.
     public let maxFrameBytes: Int
 
+    /// What ``receive(_:)`` took that ``next()`` has not cut into frames yet: at most the start of
+    /// one frame, once `next()` returned nil.
+    private var unread: ByteBuffer?
+
     /// Creates a decoder that refuses payloads over `maxFrameBytes`.
     public init(maxFrameBytes: Int) {
         self.maxFrameBytes = maxFrameBytes
+    }
+
+    /// Takes the bytes of one read from the stream, after any frame an earlier read left unfinished;
+    /// ``next()`` then cuts them into frames. A handler that cuts frames itself uses these two
+    /// rather than NIO's `ByteToMessageHandler`, which is generic over its decoder and costs a
+    /// look-up of its type at run time per read and a pipeline hop per frame.
+    public mutating func receive(_ bytes: ByteBuffer) {
+        guard var partial = unread, partial.readableBytes > 0 else {
+            unread = bytes
+            return
+        }
+        unread = nil
+        var bytes = bytes
+        partial.writeBuffer(&bytes)
+        unread = partial
+    }
+
+    /// The next whole frame's payload among the bytes received, or nil until more arrive.
+    ///
+    /// - Throws: ``SharedStateError`` with code `tooLarge` as soon as a frame's length is over the
+    ///   limit, before its payload arrives. The stream cannot be followed after that.
+    public mutating func next() throws(SharedStateError) -> ByteBuffer? {
+        guard var bytes = unread else { return nil }
+        unread = nil
+        let frame = try decode(buffer: &bytes)
+        if bytes.readableBytes > 0 { unread = bytes }
+        return frame
     }
 
     public mutating func decode(buffer: inout ByteBuffer) throws(SharedStateError) -> ByteBuffer? {

@@ -14,8 +14,6 @@ final class RoutingHandler: ChannelInboundHandler {
     private let router: ResponseRouter
     private let socketPath: String
     private var frames: FrameDecoder
-    /// The start of a frame not all read yet.
-    private var partialFrame: ByteBuffer?
     /// Set once a frame could not be read: the stream cannot be followed any more.
     private var hasFailed = false
 
@@ -27,18 +25,12 @@ final class RoutingHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !hasFailed else { return }
-        var bytes = unwrapInboundIn(data)
-        if var partial = partialFrame {
-            partialFrame = nil
-            partial.writeBuffer(&bytes)
-            bytes = partial
-        }
+        frames.receive(unwrapInboundIn(data))
         do {
-            while !hasFailed, let frame = try frames.decode(buffer: &bytes) { route(frame, context: context) }
+            while !hasFailed, let frame = try frames.next() { route(frame, context: context) }
         } catch {
-            return fail(error, context: context)
+            fail(error, context: context)
         }
-        if bytes.readableBytes > 0, !hasFailed { partialFrame = bytes }
     }
 
     private func route(_ payload: ByteBuffer, context: ChannelHandlerContext) {
@@ -55,7 +47,6 @@ final class RoutingHandler: ChannelInboundHandler {
 
     private func fail(_ error: SharedStateError, context: ChannelHandlerContext) {
         hasFailed = true
-        partialFrame = nil
         router.end(with: error)
         context.close(promise: nil)
     }

@@ -24,8 +24,6 @@ package final class ConnectionHandler: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
 
     private var frames: FrameDecoder
-    /// The start of a frame that has not all arrived yet.
-    private var partialFrame: ByteBuffer?
     private let environment: ClientSession.Environment
     private let requests: RequestTasks
     private let registry: ConnectionRegistry
@@ -76,21 +74,15 @@ package final class ConnectionHandler: ChannelInboundHandler {
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
-        if var partial = partialFrame {
-            partialFrame = nil
-            partial.writeBuffer(&bytes)
-            bytes = partial
-        }
+        frames.receive(unwrapInboundIn(data))
         do {
-            while state.phase != .closed, let frame = try frames.decode(buffer: &bytes) {
+            while state.phase != .closed, let frame = try frames.next() {
                 if case .handle(let frame) = state.frameRead(frame) { handle(frame) }
             }
         } catch {
             // A frame over the limit: the stream cannot be followed any more.
             return fail(error)
         }
-        if bytes.readableBytes > 0, state.phase != .closed { partialFrame = bytes }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
