@@ -109,7 +109,9 @@ import Testing
         )
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            ConnectionHandler(environment: environment, registry: environment.connections, requests: RequestTasks(), limits: .default)
+            ConnectionHandler(
+                environment: environment, turnWrites: TurnWrites(eventLoop: channel.eventLoop, engine: engine),
+                registry: environment.connections, requests: RequestTasks(), limits: .default)
         )
         try channel.connect(to: SocketAddress(unixDomainSocketPath: directory.file("socket"))).wait()
         defer {

@@ -6,14 +6,23 @@ import SharedStateWire
 /// (``WriteQueue``), one thread takes them in groups, plans each against the published entries,
 /// has the store make the group durable in one transaction, then publishes it and answers.
 package extension StateEngine {
-    /// Queues writes for the writer, or commits them on the caller's thread when `mayCommitHere`
-    /// and the writer is idle; false, having taken nothing, once the engine takes no more writes.
+    /// Queues writes for the writer, or commits them on the caller's thread when `mayCommitHere`,
+    /// no commit runs and none is queued; false, having taken nothing, once the engine takes no
+    /// more writes.
     func enqueue(_ writes: some Collection<PendingWrite>, for store: any RevisionStore, mayCommitHere: Bool) -> Bool {
         // A commit that waits for the disk is the writer's to wait for, never an event loop's.
         if mayCommitHere, store.commitsOnSubmittingThread, queue.reserveIfIdle() {
             let deadline = store.maintenanceDeadline
             let batch = Array(writes)
-            commitAndAnswer(batch, to: store)
+            let limit = configuration.maxWritesPerCommit
+            if batch.count <= limit {
+                commitAndAnswer(batch, to: store)
+            } else {
+                // An event loop's turn may read more than a group holds: in groups, in order.
+                for start in stride(from: 0, to: batch.count, by: limit) {
+                    commitAndAnswer(Array(batch[start..<min(start + limit, batch.count)]), to: store)
+                }
+            }
             // The writer sleeps until the store's maintenance is due: tell it when that changed.
             queue.finishCommit(wakeWriter: store.maintenanceDeadline != deadline)
             return true

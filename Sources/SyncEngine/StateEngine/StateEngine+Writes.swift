@@ -25,9 +25,10 @@ package extension StateEngine {
     /// ``DaemonMetrics/samplesDelivery()`` says so: it stands for them all.
     ///
     /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
-    ///   hand over, when nothing else is waiting: a client waiting for one write at a time saves
-    ///   the two thread wake-ups of the hand-off. A client with writes in flight is better served
-    ///   by the writer, while the caller goes on reading. Only a ``RevisionStore`` commits here.
+    ///   hand over, when no other commit runs and nothing is queued: an event loop with the writes
+    ///   of its turn saves the writer's two wake-ups per group, a fifth of syncd's CPU under
+    ///   pipelined writes (BENCHMARKS.md, issue 38's step 22). Only a ``RevisionStore`` commits
+    ///   here, and only when its commit does not wait for the disk.
     func submit(_ writes: [PendingWrite], mayCommitHere: Bool = false) {
         guard !writes.isEmpty else { return }
         if !take(writes, mayCommitHere: mayCommitHere) {

@@ -4,11 +4,12 @@ import SharedStateWire
 /// The writes waiting for the engine's writer, in arrival order, and the right to commit them
 /// (for a backend that is a ``RevisionStore``).
 ///
-/// Connections add to it from any thread; the writer thread takes everything that has piled up
-/// since its last commit, so concurrent writes share one transaction of the store (group
-/// commit). When nothing is queued and nobody is committing, a connection may instead reserve the
-/// commit and make it on its own thread (``reserveIfIdle()``), which saves the two thread hand-offs
-/// a lone write would otherwise pay. One commit runs at a time either way.
+/// Usually an event loop commits the writes of its turn itself: when nothing is queued and nobody
+/// is committing, it reserves the commit (``reserveIfIdle()``) and makes it on its own thread,
+/// which saves the two thread hand-offs of the queue. Writes that find a commit running, and those
+/// only the writer may commit, queue here from any thread; the writer thread takes everything that
+/// has piled up since its last commit, so they share one record of the store (group commit). One
+/// commit runs at a time either way.
 ///
 /// The writer blocks on a condition variable rather than awaiting: it is a thread of its own that
 /// commits synchronously, which saves the task hops an async writer pays on every write.

@@ -13,8 +13,8 @@ import SyncEngine
 /// `NIOAny` of its own (about 5% of syncd's CPU per write; BENCHMARKS.md, issue 38's step table).
 ///
 /// Requests are handled where they are read, with no hop to another thread: reads are answered
-/// and flushed once per read from the socket, and the writes of one read go to the engine as one
-/// group. A request that has to wait (a replay, a backup, the history) runs as a task; reading
+/// and flushed once per read from the socket, and the writes of one read join those of the other
+/// connections the loop reads in the same turn, committed as one group (``TurnWrites``). A request that has to wait (a replay, a backup, the history) runs as a task; reading
 /// pauses until it is answered, so every connection's requests are handled in the order sent.
 ///
 /// What the connection is doing is a value, ``ConnectionStateMachine``: the handler hands it each
@@ -25,6 +25,8 @@ package final class ConnectionHandler: ChannelInboundHandler {
 
     private var frames: FrameDecoder
     private let environment: ClientSession.Environment
+    /// The writes this connection's event loop reads in one turn, which its own join.
+    private let turnWrites: TurnWrites
     private let requests: RequestTasks
     private let registry: ConnectionRegistry
     private let limits: Limits
@@ -39,8 +41,11 @@ package final class ConnectionHandler: ChannelInboundHandler {
     static let drainLimit = TimeAmount.seconds(5)
 
     /// A handler for a new connection; `limits` are those in force when it was accepted.
-    init(environment: ClientSession.Environment, registry: ConnectionRegistry, requests: RequestTasks, limits: Limits) {
+    init(
+        environment: ClientSession.Environment, turnWrites: TurnWrites, registry: ConnectionRegistry, requests: RequestTasks, limits: Limits
+    ) {
         self.environment = environment
+        self.turnWrites = turnWrites
         self.registry = registry
         self.requests = requests
         self.limits = limits
@@ -86,7 +91,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
-        if state.submitsWrites { session?.submitQueuedWrites() }
+        if state.submitsWrites { session?.submitQueuedWrites(joining: turnWrites) }
         writer?.flush()
         updateReading()
         context.fireChannelReadComplete()

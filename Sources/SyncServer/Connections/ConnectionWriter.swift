@@ -158,9 +158,6 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         channel.flush()
     }
 
-    /// Whether writes handed to the engine still await their answers.
-    var owesAnswers: Bool { owed.load(ordering: .acquiring) > 0 }
-
     /// How many writes handed to the engine await their answers.
     var answersOwed: Int { owed.load(ordering: .acquiring) }
 

@@ -98,6 +98,7 @@ package final class SocketServer: Service {
             startTime: configuration.startTime,
             readBackup: configuration.readBackup
         )
+        let turns = TurnWrites.PerLoop(eventLoopGroup, engine: engine)
         let bootstrap = ServerBootstrap(group: eventLoopGroup)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -105,7 +106,9 @@ package final class SocketServer: Service {
                     let limits = settings.limits
                     try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
                     try channel.pipeline.syncOperations.addHandler(
-                        ConnectionHandler(environment: environment, registry: connections, requests: requests, limits: limits)
+                        ConnectionHandler(
+                            environment: environment, turnWrites: turns.of(channel.eventLoop), registry: connections, requests: requests,
+                            limits: limits)
                     )
                 }
             }

@@ -67,8 +67,8 @@ package final class ClientSession {
     let environment: Environment
     let transfers: TransferStore
     let accessCache: PermissionCache
-    /// Writes checked and not yet handed to the engine: they go together, once per read. The
-    /// array is handed over as it is, and kept for the next read.
+    /// Writes checked and not yet handed to the engine: they go together, once per read, with
+    /// the other writes of the event loop's turn.
     private(set) var queuedWrites: [PendingWrite] = []
     /// This connection as the writer of the revisions it makes; made at its first write, after
     /// the Hello has named it.
@@ -120,15 +120,19 @@ package final class ClientSession {
         }
     }
 
-    /// Hands the writes checked since the last call to the engine, as one group.
-    func submitQueuedWrites() {
+    /// Hands the writes checked since the last call to the engine: with the other writes its
+    /// event loop reads this turn when `turn` is given (see ``TurnWrites``), else at once, as
+    /// one group.
+    func submitQueuedWrites(joining turn: TurnWrites? = nil) {
         guard !queuedWrites.isEmpty else { return }
-        // One write from a client that waits for each answer: latency is what it feels.
-        let waitsForEach = queuedWrites.count == 1 && !writer.owesAnswers
         writer.expectAnswers(queuedWrites.count)
         if engine.metrics.samplesDelivery() { queuedWrites[0].timedSince = .now }
-        engine.submit(queuedWrites, mayCommitHere: waitsForEach)
-        queuedWrites.removeAll(keepingCapacity: true)
+        if let turn {
+            turn.add(&queuedWrites)
+        } else {
+            engine.submit(queuedWrites, mayCommitHere: true)
+            queuedWrites.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Queues a checked write, request `requestID` of this connection, made for `cause`.
