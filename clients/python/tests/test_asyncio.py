@@ -72,6 +72,23 @@ def test_update_retries_under_contention(daemon: Daemon) -> None:
     assert run(scenario) == 101
 
 
+def test_update_from_many_tasks_on_one_client_wins_every_race_in_the_end(daemon: Daemon) -> None:
+    # Tasks of one client contend in lockstep: each lost race waits a jittered, doubling time.
+    async def scenario() -> int:
+        async with sharedstate.aio.connect(daemon.socket) as client:
+
+            async def work() -> None:
+                for _ in range(25):
+                    await client.update("shared/counter", lambda value: value + 1, default=0)
+
+            await asyncio.gather(*(work() for _ in range(8)))
+            entry = await client.get("shared/counter")
+            assert entry.version == 200
+            return int(entry.value)
+
+    assert run(scenario) == 200
+
+
 def test_watch_snapshot_changes_and_a_timeout_that_loses_nothing(daemon: Daemon) -> None:
     async def scenario() -> None:
         async with sharedstate.aio.connect(daemon.socket) as client:

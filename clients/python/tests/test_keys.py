@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -173,6 +174,23 @@ def test_update_gives_up_after_max_attempts(client: sharedstate.Client) -> None:
     with pytest.raises(sharedstate.Conflict) as gave_up:
         client.update("contended", meddle, max_attempts=3)
     assert "gave up after 3 attempts" in gave_up.value.message
+
+
+def test_update_gives_up_when_its_time_is_up(client: sharedstate.Client) -> None:
+    client.put("contended", 0)
+    calls = []
+
+    def meddle(value: int) -> int:
+        calls.append(value)
+        client.put("contended", value + 100)  # someone else always writes in between
+        return value + 1
+
+    started = time.monotonic()
+    with pytest.raises(sharedstate.Conflict, match="kept changing; gave up after"):
+        client.update("contended", meddle, timeout=0.3)
+    # It kept trying, waiting between attempts, for about its time and not for ever.
+    assert len(calls) > 3
+    assert time.monotonic() - started < 30
 
 
 def test_one_client_from_many_threads(client: sharedstate.Client) -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+import sharedstate
+
 from sharedstate import UNKNOWN, BatchKind, Change, ChangeType, Entry, WatchBatch
-from sharedstate._backoff import Backoff
+from sharedstate._backoff import Backoff, UpdateAttempts
 from sharedstate._buffer import WatchBuffer, estimated_bytes
 from sharedstate._cursor import WatchCursor
 from sharedstate._generated import sharedstate_pb2 as pb
@@ -238,6 +240,43 @@ def test_backoff_doubles_up_to_the_maximum_with_jitter() -> None:
     jittered = Backoff(0.05, 2.0)
     delays = [jittered.next() for _ in range(20)]
     assert 0.025 <= delays[0] <= 0.05 and all(1.0 <= delay <= 2.0 for delay in delays[6:])
+
+
+def test_update_waits_longer_after_each_lost_race_until_its_time_is_up() -> None:
+    now = [100.0]
+    attempts = UpdateAttempts("k", timeout=0.05, clock=lambda: now[0], uniform=lambda: 1.0)
+    waits = []
+    with pytest.raises(sharedstate.Conflict) as gave_up:
+        while True:
+            wait = attempts.lost()
+            waits.append(wait)
+            now[0] += wait
+    # 1 ms, doubling up to 100 ms: here the time is up before the waits reach the cap.
+    assert waits == [0.001, 0.002, 0.004, 0.008, 0.016]
+    assert sum(waits) <= 0.05
+    assert gave_up.value.message == 'key "k" kept changing; gave up after 6 attempts in 0.031 s'
+
+
+def test_update_waits_are_jittered_and_capped() -> None:
+    attempts = UpdateAttempts("k", timeout=3600, clock=lambda: 0.0)
+    waits = [attempts.lost() for _ in range(20)]
+    assert all(0.0005 <= wait <= 0.1 for wait in waits)
+    assert max(waits[-5:]) >= 0.05
+    # Two writers that lost together do not wait alike.
+    assert len(set(waits)) > 1
+
+
+def test_update_gives_up_after_max_attempts_when_given() -> None:
+    attempts = UpdateAttempts("k", timeout=3600, max_attempts=2, clock=lambda: 0.0)
+    attempts.lost()
+    with pytest.raises(sharedstate.Conflict, match="gave up after 2 attempts"):
+        attempts.lost()
+
+
+@pytest.mark.parametrize(("timeout", "max_attempts", "message"), [(0, None, "timeout"), (-1, None, "timeout"), (1, 0, "max_attempts")])
+def test_update_refuses_bounds_that_allow_no_attempt(timeout: float, max_attempts: int | None, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        UpdateAttempts("k", timeout=timeout, max_attempts=max_attempts)
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from . import _requests as requests
+from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
 from ._core import ClientCore, Configuration
 from .errors import Conflict, NotFound, Unavailable
@@ -289,13 +290,20 @@ class AsyncClient:
         change: Callable[[Any], Any] | Callable[[Any], Awaitable[Any]],
         *,
         default: Any = None,
-        max_attempts: int = 64,
+        timeout: float = DEFAULT_UPDATE_TIMEOUT,
+        max_attempts: int | None = None,
     ) -> Any:
         """Reads ``key``, computes ``change(value)`` (``default`` when the key does not exist) and
-        writes the result if nobody wrote the key meanwhile; otherwise reads again and retries.
-        Returns the value written. ``change`` may be called several times, so keep it free of side
-        effects. Raises :class:`~sharedstate.Conflict` after ``max_attempts`` lost races."""
-        for _ in range(max(1, max_attempts)):
+        writes the result if nobody wrote the key meanwhile; otherwise waits a moment and tries
+        again. Returns the value written. ``change`` may be called several times, so keep it free
+        of side effects; it may be a coroutine function.
+
+        After each lost race it waits (``asyncio.sleep``) a jittered time that doubles from 1 ms up
+        to 100 ms, so that tasks contending for one key stop meeting in lockstep. It raises
+        :class:`~sharedstate.Conflict` once ``timeout`` seconds have passed since the call without
+        a win (10 by default), or after ``max_attempts`` attempts when that is given."""
+        attempts = UpdateAttempts(key, timeout, max_attempts)
+        while True:
             try:
                 entry = await self.get(key)
                 current, version = entry.value, entry.version
@@ -308,8 +316,7 @@ class AsyncClient:
                 await self.put(key, updated, if_version=version)
                 return updated
             except Conflict:
-                continue
-        raise Conflict(f'key "{key}" kept changing; gave up after {max_attempts} attempts')
+                await asyncio.sleep(attempts.lost())
 
     # Watches
 

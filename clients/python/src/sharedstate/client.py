@@ -17,11 +17,13 @@ import asyncio
 import builtins
 import concurrent.futures
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from . import _requests as requests
+from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
 from ._core import ClientCore, Configuration
 from .aio import make_configuration
@@ -253,15 +255,29 @@ class Client:
         self._core.note_presence(success if result.succeeded else failure)
         return result
 
-    def update(self, key: str, change: Callable[[Any], Any], *, default: Any = None, max_attempts: int = 64) -> Any:
+    def update(
+        self,
+        key: str,
+        change: Callable[[Any], Any],
+        *,
+        default: Any = None,
+        timeout: float = DEFAULT_UPDATE_TIMEOUT,
+        max_attempts: int | None = None,
+    ) -> Any:
         """Reads ``key``, computes ``change(value)`` (``default`` when the key does not exist) and
-        writes the result if nobody wrote the key meanwhile; otherwise reads again and retries.
-        Returns the value written. ``change`` may be called several times, so keep it free of side
-        effects. Raises :class:`~sharedstate.Conflict` after ``max_attempts`` lost races::
+        writes the result if nobody wrote the key meanwhile; otherwise waits a moment and tries
+        again. Returns the value written. ``change`` may be called several times, so keep it free
+        of side effects::
 
             client.update("counter", lambda count: count + 1, default=0)
+
+        After each lost race it waits a jittered time that doubles from 1 ms up to 100 ms, so
+        that writers contending for one key stop meeting in lockstep. It raises
+        :class:`~sharedstate.Conflict` once ``timeout`` seconds have passed since the call
+        without a win (10 by default), or after ``max_attempts`` attempts when that is given.
         """
-        for _ in range(max(1, max_attempts)):
+        attempts = UpdateAttempts(key, timeout, max_attempts)
+        while True:
             try:
                 entry = self.get(key)
                 current, version = entry.value, entry.version
@@ -272,8 +288,7 @@ class Client:
                 self.put(key, updated, if_version=version)
                 return updated
             except Conflict:
-                continue
-        raise Conflict(f'key "{key}" kept changing; gave up after {max_attempts} attempts')
+                time.sleep(attempts.lost())
 
     # Watches
 
