@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import socket
 import threading
 import time
@@ -184,3 +186,70 @@ def test_a_peer_that_refuses_the_handshake_is_a_protocol_error(scratch: Path) ->
         server.join(timeout=10)
         listener.close()
         os.unlink(path)
+
+
+def test_calls_to_a_stopped_syncd_time_out_by_default(connect: Callable[..., sharedstate.Client], daemon: Daemon) -> None:
+    # A stopped syncd keeps its socket open and answers nothing: without a bound the call would
+    # wait for as long as syncd stays stopped.
+    with sharedstate.connect(daemon.socket) as default:
+        assert default._core.configuration.request_timeout == 30.0
+    client = connect(request_timeout=0.5)
+    client.put("t/a", 1)
+    assert daemon.process is not None
+    daemon.process.send_signal(signal.SIGSTOP)
+    try:
+        with pytest.raises(sharedstate.Unavailable, match=r"did not answer within 0\.5 s; the request may or may not"):
+            client.get("t/a")
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+    # The late answer is dropped; the connection goes on.
+    assert client.get("t/a").value == 1
+
+
+def test_async_calls_to_a_stopped_syncd_time_out(daemon: Daemon) -> None:
+    async def scenario() -> None:
+        async with sharedstate.aio.connect(daemon.socket) as default:
+            assert default._core.configuration.request_timeout == 30.0
+        async with sharedstate.aio.connect(daemon.socket, request_timeout=0.5) as client:
+            await client.put("t/b", 2)
+            assert daemon.process is not None
+            daemon.process.send_signal(signal.SIGSTOP)
+            try:
+                with pytest.raises(sharedstate.Unavailable, match=r"did not answer within 0\.5 s"):
+                    await client.get("t/b")
+            finally:
+                daemon.process.send_signal(signal.SIGCONT)
+            assert (await client.get("t/b")).value == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_client_used_in_a_forked_child_fails_at_once(client: sharedstate.Client) -> None:
+    client.put("fork/a", 1)
+    child = os.fork()
+    if child == 0:
+        # The child: every way in fails at once, naming the fork, instead of waiting for ever.
+        status = 0
+        for call in (lambda: client.get("fork/a"), lambda: client.put("fork/b", 2), lambda: client.watch("fork/")):
+            try:
+                call()
+                status = 1
+            except sharedstate.Unavailable as error:
+                if "forked" not in error.message or "connect a new one" not in error.message:
+                    status = 2
+            except BaseException:
+                status = 3
+        os._exit(status)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+            pytest.fail("the forked child hung on the parent's client")
+        time.sleep(0.01)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # The parent's client is unaffected.
+    assert client.get("fork/a").value == 1

@@ -190,8 +190,9 @@ class Connection:
             raise TooLarge(f"the request is {len(payload)} bytes; syncd accepts frames of at most {max_bytes} bytes")
         return _frame(payload)
 
-    async def call(self, frame: pb.ClientFrame, max_frame_bytes: int) -> pb.Response:
-        """Sends a request and waits for its response. Must run on the connection's loop."""
+    async def call(self, frame: pb.ClientFrame, max_frame_bytes: int, timeout: float | None = None) -> pb.Response:
+        """Sends a request and waits for its response, at most ``timeout`` seconds when given.
+        Must run on the connection's loop."""
         request_id = next(self._ids)
         data = self._encode_request(frame, request_id, max_frame_bytes)
         waiter: asyncio.Future[pb.Response] = self._loop.create_future()
@@ -201,7 +202,11 @@ class Connection:
             self._waiters[request_id] = waiter
         self._send(data)
         try:
-            return await waiter
+            return await asyncio.wait_for(waiter, timeout)
+        except asyncio.TimeoutError:
+            with self._lock:
+                self._waiters.pop(request_id, None)
+            raise self._unanswered(timeout) from None
         except asyncio.CancelledError:
             with self._lock:
                 self._waiters.pop(request_id, None)
@@ -220,11 +225,16 @@ class Connection:
         if not waiter.wait(timeout):
             with self._lock:
                 self._waiters.pop(request_id, None)
-            raise Unavailable(f"syncd at {self.path} did not answer within {timeout} s; the request may or may not have been applied")
+            raise self._unanswered(timeout)
         if waiter.error is not None:
             raise waiter.error
         assert waiter.response is not None
         return waiter.response
+
+    def _unanswered(self, timeout: float | None) -> Unavailable:
+        return Unavailable(
+            f"syncd at {self.path} did not answer within {timeout} s; the request may or may not have been applied"
+        )
 
     # Watches
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,10 @@ from .types import ConnectionState, Limits, WatchBatch
 #: connection, before the client concludes someone else holds it.
 PREVIOUS_SESSION_GRACE = 2.0
 
+#: How long a call waits for syncd's answer unless told otherwise, in seconds: long enough for a
+#: large list or history, short enough that a stopped syncd does not hang its callers.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
 
 @dataclass
 class Configuration:
@@ -36,8 +41,8 @@ class Configuration:
     max_reconnect_delay: float = 2.0
     #: How long to wait for syncd's Welcome.
     connect_timeout: float | None = 10.0
-    #: How long a blocking call waits for its response; ``None`` waits until the connection ends.
-    request_timeout: float | None = None
+    #: How long a call waits for its response; ``None`` waits until the connection ends.
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
     limits: Limits = field(default_factory=Limits)
 
 
@@ -113,6 +118,8 @@ class ClientCore:
     def __init__(self, configuration: Configuration, loop: asyncio.AbstractEventLoop, connection: Connection) -> None:
         self.configuration = configuration
         self.loop = loop
+        #: The process that connected: its connection and thread do not survive a fork.
+        self.pid = os.getpid()
         # Guards what other threads read: the state, the connection, the presence keys.
         self._lock = threading.Lock()
         self._state_changed = threading.Condition(self._lock)
@@ -153,7 +160,17 @@ class ClientCore:
         with self._state_changed:
             return self._state_changed.wait_for(lambda: self._state is state, timeout)
 
+    def check_process(self) -> None:
+        """Raises at once in a child process forked after the client connected, where its
+        connection and its thread are not: a call there would wait for ever. Any thread."""
+        if os.getpid() != self.pid:
+            raise Unavailable(
+                f"this client connected to syncd in process {self.pid}, which has since forked; "
+                f"a client does not survive a fork: connect a new one in process {os.getpid()}"
+            )
+
     def connection(self) -> Connection:
+        self.check_process()
         connection = self._connection
         if connection is not None:
             return connection
@@ -164,7 +181,9 @@ class ClientCore:
     async def call(self, frame: pb.ClientFrame, result: str) -> Any:
         """Sends a request on the current connection and returns its result. Loop only."""
         connection = self.connection()
-        response = await connection.call(frame, self.configuration.limits.max_request_frame_bytes)
+        response = await connection.call(
+            frame, self.configuration.limits.max_request_frame_bytes, self.configuration.request_timeout
+        )
         return result_of(response, result)
 
     def call_blocking(self, frame: pb.ClientFrame, result: str) -> Any:

@@ -29,7 +29,7 @@ from typing import Any
 from . import _requests as requests
 from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
-from ._core import ClientCore, Configuration
+from ._core import DEFAULT_REQUEST_TIMEOUT, ClientCore, Configuration
 from .errors import Conflict, NotFound, Unavailable
 from .locations import client_socket_path
 from .types import (
@@ -411,6 +411,7 @@ def connect(
     reconnects: bool = True,
     max_reconnect_delay: float = 2.0,
     connect_timeout: float | None = 10.0,
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     limits: Limits | None = None,
 ) -> _Connecting:
     """Connects to syncd and completes the handshake::
@@ -422,10 +423,15 @@ def connect(
 
     ``socket_path`` defaults to the socket syncctl would use (see
     :func:`sharedstate.locations.client_socket_path`); ``client_name`` to the script's name.
-    ``reconnects=False`` closes the client when syncd goes away instead of reconnecting.
+    ``reconnects=False`` closes the client when syncd goes away instead of reconnecting;
+    ``request_timeout`` bounds how long a call waits for its answer (30 s by default; ``None``
+    waits until the connection ends): past it the call raises :class:`~sharedstate.Unavailable`,
+    and the request may or may not have been applied.
 
     Raises :class:`~sharedstate.Unavailable` naming the socket when syncd cannot be reached.
     """
     return _Connecting(
-        make_configuration(socket_path, client_name, reconnects, max_reconnect_delay, connect_timeout, None, limits)
+        make_configuration(
+            socket_path, client_name, reconnects, max_reconnect_delay, connect_timeout, request_timeout, limits
+        )
     )

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from . import _requests as requests
 from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
-from ._core import ClientCore, Configuration
+from ._core import DEFAULT_REQUEST_TIMEOUT, ClientCore, Configuration
 from .aio import make_configuration
 from .errors import Conflict, NotFound, Unavailable
 from .types import (
@@ -167,6 +167,7 @@ class Client:
 
     def _on_loop(self, function: Callable[..., _T], *arguments: Any) -> _T:
         """Runs ``function`` on the client's loop and returns its result here."""
+        self._core.check_process()
         future: concurrent.futures.Future[_T] = concurrent.futures.Future()
 
         def run() -> None:
@@ -386,7 +387,7 @@ def connect(
     reconnects: bool = True,
     max_reconnect_delay: float = 2.0,
     connect_timeout: float | None = 10.0,
-    request_timeout: float | None = None,
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     limits: Limits | None = None,
 ) -> Client:
     """Connects to syncd and completes the handshake::
@@ -397,8 +398,13 @@ def connect(
     ``socket_path`` defaults to the socket syncctl would use (see
     :func:`sharedstate.locations.client_socket_path`); ``client_name`` to the script's name.
     ``reconnects=False`` closes the client when syncd goes away instead of reconnecting;
-    ``request_timeout`` bounds how long a call waits for its answer (by default, until the
-    connection ends).
+    ``request_timeout`` bounds how long a call waits for its answer (30 s by default; ``None``
+    waits until the connection ends): past it the call raises :class:`~sharedstate.Unavailable`,
+    and the request may or may not have been applied.
+
+    A client does not survive ``fork``: its connection and its thread stay in the parent. In a
+    child process, a call raises :class:`~sharedstate.Unavailable` at once; connect a new client
+    there.
 
     Raises :class:`~sharedstate.Unavailable` naming the socket when syncd cannot be reached.
     """
