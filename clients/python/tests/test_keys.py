@@ -164,6 +164,23 @@ def test_update_retries_under_contention(connect: Callable[..., sharedstate.Clie
     assert sum(calls) >= writers * increments
 
 
+def test_a_list_is_a_sequence_of_entries_that_knows_its_revision(client: sharedstate.Client) -> None:
+    first = client.put("seq/a", 1)
+    last = client.put("seq/b", 2)
+    listed = client.list("seq/")
+    # What len, for, indexing and unpacking give is the entries, not the result's fields.
+    assert len(listed) == 2
+    assert [entry.key for entry in listed] == ["seq/a", "seq/b"]
+    assert listed[0].value == 1 and listed[-1].value == 2
+    assert [entry.key for entry in listed[1:]] == ["seq/b"]
+    a, b = listed
+    assert (a.key, b.key) == ("seq/a", "seq/b")
+    assert listed.revision == last.revision > first.revision and not listed.truncated
+    assert listed == listed.entries and listed == client.list("seq/")
+    assert client.list("seq/none/") == [] and not client.list("seq/none/")
+    assert "revision=" in repr(listed)
+
+
 def test_update_gives_up_after_max_attempts(client: sharedstate.Client) -> None:
     client.put("contended", 0)
 

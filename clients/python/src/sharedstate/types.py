@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Any, NamedTuple, Union
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, Union, overload
 
 from ._generated import sharedstate_pb2 as pb
 
@@ -263,13 +264,54 @@ class PutResult(NamedTuple):
     version: int
 
 
-class ListResult(NamedTuple):
-    """The entries under a prefix, in key order, all read at one revision."""
+class ListResult(Sequence[Entry]):
+    """The entries under a prefix, in key order, all read at one revision: a sequence of
+    :class:`Entry` (``len``, indexing, ``for``) that also says at which revision it was read
+    and whether a limit cut it short::
 
-    entries: list[Entry]
-    revision: int
-    #: True when the limit cut the list short.
-    truncated: bool
+        doors = client.list("door/")
+        for entry in doors:
+            print(entry.key, entry.value)
+        print(len(doors), "doors at revision", doors.revision)
+    """
+
+    __slots__ = ("entries", "revision", "truncated")
+
+    def __init__(self, entries: list[Entry], revision: int, truncated: bool = False) -> None:
+        #: The entries, as a list.
+        self.entries = entries
+        #: The revision they were all read at.
+        self.revision = revision
+        #: True when the limit cut the list short.
+        self.truncated = truncated
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        return self.entries[index]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to another result read alike, or to a list of the same entries.
+        if isinstance(other, ListResult):
+            return (self.entries, self.revision, self.truncated) == (other.entries, other.revision, other.truncated)
+        if isinstance(other, list):
+            return self.entries == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ListResult({self.entries!r}, revision={self.revision}, truncated={self.truncated})"
 
 
 class CountResult(NamedTuple):
