@@ -129,14 +129,22 @@ public enum KeyRules {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
-    /// The text in quotes with control characters escaped, safe to print.
-    static func quoted(_ text: String) -> String {
+    /// `text` as a JSON string, safe to print and to paste into a program: in quotes, with `"`,
+    /// `\` and control characters escaped as JSON escapes them (`\n`, `\u0007`, ...). Every
+    /// message that names a key or a prefix quotes it so.
+    public static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                result += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{8}": result += "\\b"
+            case "\u{C}": result += "\\f"
+            case _ where isControl(scalar): result += "\\u" + hex(scalar.value).lowercased()
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result + "\""

@@ -3,7 +3,7 @@
 package enum RequestRules {
     /// The error for a key that does not exist.
     package static func notFound(_ key: String) -> SharedStateError {
-        SharedStateError(.notFound, "key \"\(key)\" not found")
+        SharedStateError(.notFound, "key \(KeyRules.quoted(key)) not found")
     }
 
     /// The most bytes a write's cause may have.

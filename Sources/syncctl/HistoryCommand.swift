@@ -32,7 +32,7 @@ struct HistoryCommand: AsyncParsableCommand {
         let history = try await CommandFailure.exitOnError { try await client.history(of: key, limit: limit) }
         if history.changes.isEmpty {
             CommandFailure.fail(
-                "no changes of key \"\(key)\" in the change log (compacted through revision \(history.compactedRevision))",
+                "no changes of key \(KeyRules.quoted(key)) in the change log (compacted through revision \(history.compactedRevision))",
                 code: 2
             )
         }

@@ -1,3 +1,4 @@
+import Foundation
 import SharedStateWire
 import Testing
 
@@ -22,6 +23,23 @@ import Testing
         } throws: { error in
             let error = error as! SharedStateError
             return error.code == .invalidArgument && error.message.contains(expectedReason)
+        }
+    }
+
+    @Test func messagesQuoteKeysAsJSONStrings() throws {
+        #expect(KeyRules.quoted("door/1") == #""door/1""#)
+        #expect(KeyRules.quoted("a\nb\t\r\u{8}\u{C}") == #""a\nb\t\r\b\f""#)
+        #expect(KeyRules.quoted("bell\u{7}del\u{7F}c1\u{85}") == #""bell\u0007del\u007fc1\u0085""#)
+        #expect(KeyRules.quoted(#"say "hi" \ bye"#) == #""say \"hi\" \\ bye""#)
+        #expect(KeyRules.quoted("héllo/日本") == #""héllo/日本""#)
+        // What it prints reads back as the key, for JSON.
+        let key = "a\u{0}\"b\\\u{1F}\u{9F}é"
+        let decoded = try JSONSerialization.jsonObject(with: Data(KeyRules.quoted(key).utf8), options: .fragmentsAllowed)
+        #expect(decoded as? String == key)
+        #expect {
+            try KeyRules.validateKey("a\u{7}b")
+        } throws: { error in
+            (error as! SharedStateError).message == #"invalid key "a\u0007b": it contains the control character U+0007"#
         }
     }
 

@@ -155,7 +155,8 @@ package enum WritePlanner {
         for branch in [onSuccess, onFailure] {
             var seen = Set<String>()
             for operation in branch where !seen.insert(operation.key).inserted {
-                throw SharedStateError(.invalidArgument, "transaction writes key \"\(operation.key)\" more than once in one branch")
+                throw SharedStateError(
+                    .invalidArgument, "transaction writes key \(KeyRules.quoted(operation.key)) more than once in one branch")
             }
         }
     }
@@ -165,7 +166,7 @@ package enum WritePlanner {
     package static func versionConflict(key: String, expected: UInt64, actual: UInt64) -> SharedStateError {
         let expectation = expected == 0 ? "not to exist" : "to be at version \(expected)"
         let found = actual == 0 ? "it does not exist" : "it is at version \(actual)"
-        return SharedStateError(.conflict, "key \"\(key)\" was expected \(expectation), but \(found)")
+        return SharedStateError(.conflict, "key \(KeyRules.quoted(key)) was expected \(expectation), but \(found)")
     }
 
     private static func holds(_ compare: WriteRequest.Compare, current: Entry?) -> Bool {

@@ -26,7 +26,8 @@ extension Sharedstate_V1_TransactionRequest: ClientRequest {
             case .version(let version): checked.append(.init(key: compare.key, target: .version(version)))
             case .value(let value): checked.append(.init(key: compare.key, target: .value(value)))
             case nil:
-                throw SharedStateError(.invalidArgument, "compare on key \"\(compare.key)\" names neither a version nor a value")
+                throw SharedStateError(
+                    .invalidArgument, "compare on key \(KeyRules.quoted(compare.key)) names neither a version nor a value")
             }
         }
         func operations(_ list: [Sharedstate_V1_Operation]) throws(SharedStateError) -> [WriteRequest.WriteOperation] {

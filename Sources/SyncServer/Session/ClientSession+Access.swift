@@ -16,7 +16,7 @@ package extension ClientSession {
     }
 
     func requireRead(_ key: String, _ access: Permissions) throws(SharedStateError) {
-        guard access.canRead(key) else { throw denied("read key \"\(key)\"") }
+        guard access.canRead(key) else { throw denied("read key \(KeyRules.quoted(key))") }
     }
 
     /// What ends a watch of `prefixes` after the access policy changed: one of them selecting no
@@ -43,7 +43,7 @@ package extension ClientSession {
     }
 
     func requireWrite(_ key: String, _ access: Permissions) throws(SharedStateError) {
-        guard access.canWrite(key) else { throw denied("write key \"\(key)\"") }
+        guard access.canWrite(key) else { throw denied("write key \(KeyRules.quoted(key))") }
     }
 
     func requireAdministrator(_ action: String, _ access: Permissions) throws(SharedStateError) {

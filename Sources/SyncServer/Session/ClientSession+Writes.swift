@@ -41,7 +41,7 @@ package extension ClientSession {
         do {
             try ValueRules.validateValue(value, limits: limits)
         } catch {
-            throw SharedStateError(error.code, "key \"\(key)\": \(error.message)")
+            throw SharedStateError(error.code, "key \(KeyRules.quoted(key)): \(error.message)")
         }
         return .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession(isEphemeral))
     }

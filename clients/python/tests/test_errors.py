@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import threading
@@ -113,6 +114,35 @@ def test_input_checked_before_sending(client: sharedstate.Client) -> None:
     # None of this reached syncd or cost the connection.
     assert client.put("still/connected", True).version == 1
     assert client.session_id == session
+
+
+@pytest.mark.parametrize(
+    ("prefix", "reason"),
+    [
+        ("/bad", "a prefix cannot start with '/'"),
+        ("a//b", "segments between '/' cannot be empty"),
+        ("a\nb", "it contains the control character U+000A"),
+        ("cafe\u0301/", "it must be in Unicode normalization form C"),
+    ],
+)
+def test_a_watch_refuses_a_bad_prefix_at_the_call_in_syncd_s_words(client: sharedstate.Client, prefix: str, reason: str) -> None:
+    with pytest.raises(sharedstate.InvalidArgument) as local:
+        client.watch(prefix)
+    assert reason in local.value.message
+
+    async def from_the_async_client() -> None:
+        async with sharedstate.aio.connect(client.socket_path) as other:
+            with pytest.raises(sharedstate.InvalidArgument, match=re.escape(reason)):
+                other.watch(["ok/", prefix])
+
+    asyncio.run(from_the_async_client())
+    # The same words as syncd's own check (here, through a list, which syncd checks).
+    with pytest.raises(sharedstate.InvalidArgument) as remote:
+        client.list(prefix)
+    assert remote.value.message == local.value.message
+    # Good prefixes still watch.
+    with client.watch(["", "ok/", "ok"]) as watch:
+        assert watch.next_batch(timeout=10) is not None
 
 
 def test_a_frame_over_the_limit_is_refused_locally(connect: Callable[..., sharedstate.Client]) -> None:

@@ -3,7 +3,9 @@ asyncio client so that both check and encode the same way."""
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -76,10 +78,35 @@ def check_cause(cause: str | None) -> str:
     return cause
 
 
+def quoted(text: str) -> str:
+    """``text`` as syncd quotes a key or a prefix in its messages: a JSON string."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def check_prefix(prefix: str, limits: Limits) -> None:
+    """Refuses a prefix syncd would refuse, with syncd's words, so that ``watch`` fails at the
+    call rather than at its first batch: empty, or a key, or a key followed by ``/``."""
+    check_key(prefix, limits, "prefix")
+    if not prefix:
+        return
+    control = _CONTROL_CHARACTER.search(prefix)
+    if control:
+        code = ord(control.group())
+        raise InvalidArgument(f"invalid prefix {quoted(prefix)}: it contains the control character U+{code:04X}")
+    if prefix.startswith("/"):
+        raise InvalidArgument(f"invalid prefix {quoted(prefix)}: a prefix cannot start with '/'")
+    if "//" in prefix:
+        raise InvalidArgument(f"invalid prefix {quoted(prefix)}: segments between '/' cannot be empty")
+    if not unicodedata.is_normalized("NFC", prefix):
+        raise InvalidArgument(
+            f"invalid prefix {quoted(prefix)}: it must be in Unicode normalization form C (composed characters)"
+        )
+
+
 def prefixes_of(prefixes: str | Iterable[str], limits: Limits) -> list[str]:
     result = [prefixes] if isinstance(prefixes, str) else list(prefixes)
     for prefix in result:
-        check_key(prefix, limits, "prefix")
+        check_prefix(prefix, limits)
     return result
 
 
