@@ -57,6 +57,20 @@ import Testing
         return try await DaemonProcess(scratch, extraArguments: arguments)
     }
 
+    @Test func aUserOutsideTheSocketsGroupIsToldWhyAndWhatToDo() async throws {
+        let scratch = try Scratch()
+        chmod(scratch.path, 0o755)
+        // No --socket-group: the socket stays root's group, which nobody is not in.
+        let daemon = try await DaemonProcess(scratch)
+        let refused = try await syncctl(as: 65534, ["get", "a"], scratch: scratch)
+        #expect(refused.status == 4)
+        #expect(refused.stderr.contains("cannot reach syncd at \(scratch.socket): permission denied: the socket is srw-rw----"))
+        #expect(refused.stderr.contains("(owner root, group root), and this process (user nobody) is neither its owner nor in group root"))
+        #expect(refused.stderr.contains("or start syncd with --socket-group naming a group the user is in"))
+        #expect(!refused.stderr.contains("Is syncd running"), "syncd is running: \(refused.stderr)")
+        try await daemon.stop()
+    }
+
     @Test func theKernelsIDsOfAWriterAreShownToAdministratorsOnly() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: Self.policy)

@@ -23,9 +23,11 @@ enum UnixSocket {
         let descriptor = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw UnixSocketError(errno: errno) }
         guard address.withSocketAddress({ connect(descriptor, $0, $1) }) == 0 else {
-            let error = UnixSocketError(errno: errno)
+            let code = errno
             close(descriptor)
-            throw error
+            // Not a question of whether syncd runs: of who may talk to it.
+            if code == EACCES { throw UnixSocketError(description: SocketPermission.refusal(of: path), isAboutThePath: true) }
+            throw UnixSocketError(errno: code)
         }
         return descriptor
     }

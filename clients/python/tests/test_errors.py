@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -283,3 +285,47 @@ def test_a_client_used_in_a_forked_child_fails_at_once(client: sharedstate.Clien
     assert os.waitstatus_to_exitcode(status) == 0
     # The parent's client is unaffected.
     assert client.get("fork/a").value == 1
+
+
+def test_a_user_outside_the_socket_s_group_is_told_why_and_what_to_do(daemon: Daemon, tmp_path: Path) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root, to connect as another user")
+    # A socket in a directory anyone may search, so that only the socket's own mode refuses.
+    directory = Path(tempfile.mkdtemp(prefix="sspy-perm-"))
+    try:
+        directory.chmod(0o755)
+        daemon.stop()
+        daemon.start(socket=str(directory / "syncd.sock"))
+        for path, expected in [
+            (str(directory / "syncd.sock"), ("the socket is srw-rw---- (owner root, group root)", "--socket-group")),
+            (str(tmp_path / "closed" / "syncd.sock"), ("a directory on the way to the socket is closed",)),
+        ]:
+            if "closed" in path:
+                (tmp_path / "closed").mkdir(mode=0o700)
+                tmp_path.chmod(0o700)
+            read, write = os.pipe()
+            child = os.fork()
+            if child == 0:
+                os.close(read)
+                message = b"connected"
+                try:
+                    os.setgid(65534)
+                    os.setgroups([])
+                    os.setuid(65534)
+                    sharedstate.connect(path, reconnects=False).close()
+                except sharedstate.Unavailable as error:
+                    message = error.message.encode()
+                except BaseException as error:
+                    message = repr(error).encode()
+                os.write(write, message)
+                os._exit(0)
+            os.close(write)
+            with os.fdopen(read, "rb") as pipe:
+                message = pipe.read().decode()
+            os.waitpid(child, 0)
+            assert message.startswith(f"cannot reach syncd at {path}: permission denied"), message
+            for words in expected:
+                assert words in message
+            assert "Is syncd running" not in message
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

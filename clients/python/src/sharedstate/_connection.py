@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import grp
 import itertools
+import os
+import pwd
 import socket
+import stat
 import struct
 import threading
 from collections.abc import Callable
@@ -25,6 +29,32 @@ _READ_SIZE = 256 * 1024
 _LENGTH = struct.Struct(">I")
 _ServerFrame = pb.ServerFrame
 
+
+
+def socket_permission_refusal(path: str) -> str:
+    """Why this process may not connect to the socket at ``path``, and the way out: syncd makes its
+    socket readable and writable by its owner and its group only (mode 0660), so a user in
+    neither is refused, in words that read as if nothing were listening."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        return f"permission denied: a directory on the way to the socket is closed to this process ({error.strerror})"
+
+    def user(uid: int) -> str:
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return str(uid)
+
+    try:
+        group = grp.getgrgid(status.st_gid).gr_name
+    except KeyError:
+        group = str(status.st_gid)
+    return (
+        f"permission denied: the socket is {stat.filemode(status.st_mode)} (owner {user(status.st_uid)}, group {group}), "
+        f"and this process (user {user(os.getuid())}) is neither its owner nor in group {group}. "
+        f"Add the user to group {group} (then log in again), or start syncd with --socket-group naming a group the user is in"
+    )
 
 class _ThreadWaiter:
     """A response awaited by a thread other than the event loop's."""
@@ -126,6 +156,10 @@ class Connection:
         sock.setblocking(False)
         try:
             await loop.sock_connect(sock, path)
+        except PermissionError:
+            sock.close()
+            # Not a question of whether syncd runs: of who may talk to it.
+            raise Unavailable(f"cannot reach syncd at {path}: {socket_permission_refusal(path)}.") from None
         except OSError as error:
             sock.close()
             reason = error.strerror or str(error)
