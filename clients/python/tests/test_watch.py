@@ -52,7 +52,7 @@ def test_snapshot_then_every_change(client: sharedstate.Client) -> None:
 
 
 def test_several_prefixes_and_progress_notices(client: sharedstate.Client) -> None:
-    with client.watch(["a/", "b/"]) as watch:
+    with client.watch(["a/", "b/"], progress=True) as watch:
         assert watch.next_batch(timeout=10).changes == ()
         client.put("a/1", 1)
         client.put("c/1", 1)
@@ -94,7 +94,8 @@ def test_resume_after_syncd_is_killed_and_restarted_loses_and_repeats_nothing(
     watcher = connect(client_name="watcher")
     writer = connect(client_name="writer")
     writer.put("crash/0", -1)
-    watch = watcher.watch("crash/")
+    # Progress notices let the check below see the watcher current with the last revision.
+    watch = watcher.watch("crash/", progress=True)
     snapshot = watch.next_batch(timeout=10)
     assert snapshot.kind is BatchKind.SNAPSHOT
     seen: list[WatchBatch] = []
@@ -380,3 +381,26 @@ def test_a_large_batch_is_handed_over_whole_to_a_waiting_consumer(
     assert received[0].kind is BatchKind.CHANGES and received[0].revision == result.revision
     assert len(received[0].changes) == 20 and watch.folds == 0
     watch.close()
+
+
+def test_progress_batches_come_only_when_asked_for(client: sharedstate.Client) -> None:
+    client.put("p/a", 1)
+    with client.watch("p/", progress=True) as asked, client.watch("p/") as quiet:
+        first = asked.next_batch(timeout=10)
+        assert first is not None and first.kind is BatchKind.SNAPSHOT
+        first = quiet.next_batch(timeout=10)
+        assert first is not None and first.kind is BatchKind.SNAPSHOT
+        # A revision outside both watches: syncd's progress notices (every 0.2 s here) carry it.
+        elsewhere = client.put("other/x", 1)
+        batch = asked.next_batch(timeout=10)
+        while batch is not None and batch.revision < elsewhere.revision:
+            assert batch.kind is BatchKind.PROGRESS and batch.changes == ()
+            batch = asked.next_batch(timeout=10)
+        assert batch is not None and batch.kind is BatchKind.PROGRESS and batch.revision == elsewhere.revision
+        # The watch that did not ask gets no batch, but knows how far it is current.
+        deadline = time.monotonic() + 10
+        while quiet.latest_revision < elsewhere.revision and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert quiet.latest_revision == elsewhere.revision
+        with pytest.raises(TimeoutError):
+            quiet.next_batch(timeout=0.5)

@@ -170,6 +170,13 @@ class WatchBuffer:
                     self._fold()
             self._wake()
 
+    def advance(self, revision: int) -> None:
+        """Notes that the watch has seen everything through ``revision`` (a progress notice the
+        consumer did not ask for), without a batch for the consumer."""
+        with self._lock:
+            if revision > self._latest_revision:
+                self._latest_revision = revision
+
     def finish(self, error: BaseException | None = None) -> None:
         """Ends the stream after the batches already given: normally, or with ``error``."""
         with self._lock:

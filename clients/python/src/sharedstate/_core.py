@@ -18,7 +18,7 @@ from ._connection import Connection, WatchHandlers, result_of
 from ._cursor import WatchCursor
 from ._generated import sharedstate_pb2 as pb
 from .errors import Compacted, Conflict, FutureRevision, NotFound, SharedStateError, Unavailable
-from .types import ConnectionState, Limits, WatchBatch
+from .types import BatchKind, ConnectionState, Limits, WatchBatch
 
 #: How long a presence key still bound to the previous session is waited for, after a dropped
 #: connection, before the client concludes someone else holds it.
@@ -52,11 +52,20 @@ class ManagedWatch:
     revision was compacted (or syncd is behind it), delivered as a difference. Each restart
     asks for previous entries again if the watch did. Loop only."""
 
-    def __init__(self, prefixes: list[str], start: tuple[str, int], buffer: WatchBuffer, previous_values: bool = False) -> None:
+    def __init__(
+        self,
+        prefixes: list[str],
+        start: tuple[str, int],
+        buffer: WatchBuffer,
+        previous_values: bool = False,
+        progress: bool = False,
+    ) -> None:
         self.prefixes = prefixes
         self.start = start
         self.buffer = buffer
         self.previous_values = previous_values
+        #: Whether the consumer asked for progress batches; without, they only move the revision.
+        self.progress = progress
         self.cursor = WatchCursor()
         self.has_delivered = False
         self.needs_snapshot = False
@@ -95,7 +104,11 @@ class ManagedWatch:
         is_first = not self.has_delivered
         self.has_delivered = True
         self.needs_snapshot = False
-        self.buffer.put(self.cursor.absorb(batch, is_first))
+        absorbed = self.cursor.absorb(batch, is_first)
+        if absorbed.kind is BatchKind.PROGRESS and not self.progress:
+            self.buffer.advance(absorbed.revision)
+        else:
+            self.buffer.put(absorbed)
 
     def _ended(self, connection: Connection, error: SharedStateError) -> None:
         if connection.has_ended and self.connection is connection:
@@ -206,16 +219,22 @@ class ClientCore:
     # Watches
 
     def start_watch(
-        self, prefixes: list[str], start: tuple[str, int], max_pending_bytes: int, previous_values: bool = False
+        self,
+        prefixes: list[str],
+        start: tuple[str, int],
+        max_pending_bytes: int,
+        previous_values: bool = False,
+        progress: bool = False,
     ) -> WatchBuffer:
         """Starts a watch that resumes across connections and returns the buffer its consumer
-        reads; with ``previous_values``, each change carries the key's entry before it. Loop only."""
+        reads; with ``previous_values``, each change carries the key's entry before it; with
+        ``progress``, the consumer gets syncd's progress notices too. Loop only."""
         buffer = WatchBuffer(self.loop, max_pending_bytes)
         if self._state is ConnectionState.CLOSED:
             buffer.finish(Unavailable("the client is closed"))
             return buffer
         watch_id = next(self._watch_ids)
-        watch = ManagedWatch(prefixes, start, buffer, previous_values)
+        watch = ManagedWatch(prefixes, start, buffer, previous_values, progress)
         self._watches[watch_id] = watch
         buffer.on_terminate(lambda: self._stop_watch_soon(watch_id))
         # While reconnecting, the watch starts when the next connection is made.

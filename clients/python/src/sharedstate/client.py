@@ -300,14 +300,17 @@ class Client:
         from_revision: int | None = None,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
         previous_values: bool = False,
+        progress: bool = False,
     ) -> Watch:
         """Watches the keys under ``prefixes`` ("" selects every key).
 
         Without ``from_revision`` the first batch is a snapshot of the selected entries at some
         revision R, then every change after R follows. With it, every change after that revision
         is replayed from syncd's change log, then live changes follow. Either way each revision's
-        changes come in one batch, in revision order, with no gap and no duplicate, and idle watches
-        get ``progress`` batches. Across reconnects the watch resumes where it stopped; if that point
+        changes come in one batch, in revision order, with no gap and no duplicate. With ``progress``,
+        an idle watch also gets ``progress`` batches (no changes; the revision syncd has reached),
+        as often as syncd's ``--progress-interval``; by default they only advance
+        :attr:`latest_revision`. Across reconnects the watch resumes where it stopped; if that point
         was compacted meanwhile, it starts again from a snapshot and delivers only the difference,
         as a ``resync`` batch.
 
@@ -329,7 +332,9 @@ class Client:
         start = requests.watch_start(from_revision)
         if not self._finalizer.alive:
             raise Unavailable("the client is closed")
-        return Watch(self._on_loop(self._core.start_watch, selected, start, max_pending_bytes, bool(previous_values)))
+        return Watch(
+            self._on_loop(self._core.start_watch, selected, start, max_pending_bytes, bool(previous_values), bool(progress))
+        )
 
     # Administration
 
