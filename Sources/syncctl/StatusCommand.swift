@@ -61,7 +61,9 @@ struct StatusCommand: AsyncParsableCommand {
                     etcd revision:      \(status.backendRevision), \(state)
                     """
             } else {
-                backend = "database:           \(status.databasePath) (\(status.databaseBytes) bytes)"
+                // syncd shows where its database is to administrators only.
+                let path = status.databasePath.isEmpty ? "(its path is shown to administrators)" : status.databasePath
+                backend = "database:           \(path) (\(status.databaseBytes) bytes)"
             }
             print(
                 """

@@ -71,6 +71,37 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func statusShowsAUserOnlyTheKeysItMayReadAndNoPaths() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        for (key, value) in [("public/a", "1"), ("public/b", "2"), ("team/secret", "3"), ("private/x", "4")] {
+            _ = try await IntegrationTests.syncctl(["put", key, value], scratch: scratch)
+        }
+        // nobody may read public/ (its group's grant) and public/nobody/: two keys of four.
+        let asNobody = try await syncctl(as: 65534, ["--json", "status"], scratch: scratch)
+        #expect(asNobody.status == 0, "\(asNobody.stderr)")
+        #expect(asNobody.stdout.contains(#""keys":2"#), "\(asNobody.stdout)")
+        #expect(asNobody.stdout.contains(#""database":"""#), "\(asNobody.stdout)")
+        let text = try await syncctl(as: 65534, ["status"], scratch: scratch)
+        #expect(text.stdout.contains("(its path is shown to administrators)"), "\(text.stdout)")
+        // A user granted nothing (uid and group 4321; the socket's group only as the kernel's
+        // supplementary group, which the policy does not read) sees no key.
+        let stranger = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=4321", "--regid=4321", "--groups=65534", try await publicSyncctl(scratch), "--socket", scratch.socket,
+                "--json", "status",
+            ],
+            scratch: scratch, name: "syncctl-stranger")
+        #expect(try await stranger.waitForExit() == 0, "\(stranger.stderr)")
+        #expect(stranger.stdout.contains(#""keys":0"#), "\(stranger.stdout)")
+        // An administrator sees everything, and where the database is.
+        let asRoot = try await IntegrationTests.syncctl(["--json", "status"], scratch: scratch)
+        #expect(asRoot.stdout.contains(#""keys":4"#), "\(asRoot.stdout)")
+        #expect(!asRoot.stdout.contains(#""database":"""#), "\(asRoot.stdout)")
+        try await daemon.stop()
+    }
+
     @Test func theKernelsIDsOfAWriterAreShownToAdministratorsOnly() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: Self.policy)

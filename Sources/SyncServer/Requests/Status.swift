@@ -2,11 +2,34 @@ import SharedStateWire
 import SyncEngine
 
 /// `status`: the revision, the counts, the backend and the uptime, at once.
+///
+/// A user under the access policy (not syncd's own user nor root) sees what it may see: `keys`
+/// counts the keys it may read, and the database's path is left out.
 extension Sharedstate_V1_StatusRequest: ClientRequest {
     package func serve(in session: ClientSession, as call: ClientSession.Call) throws(SharedStateError) -> ClientSession.Step {
-        let status = Self.response(session.environment)
-        session.respond(call.id) { $0.status = status }
-        return .next
+        var status = Self.response(session.environment)
+        if call.access.isUnrestricted {
+            session.respond(call.id) { $0.status = status }
+            return .next
+        }
+        status.databasePath = ""
+        guard call.access.mayReadSome(under: "") else {
+            status.keys = 0
+            session.respond(call.id) { $0.status = status }
+            return .next
+        }
+        switch session.engine.count(prefix: "", readable: session.readFilter(call.access)) {
+        case .counted(let counting):
+            status.keys = UInt64(counting.count)
+            session.respond(call.id) { $0.status = status }
+            return .next
+        case .tooLarge(let large):
+            return session.suspend(call.id) { [status] () async throws(SharedStateError) in
+                var status = status
+                status.keys = UInt64(try await BackgroundWork.run { () throws(SharedStateError) in large.count() }.count)
+                return .status(status)
+            }
+        }
     }
 
     /// What `status` shows of the server in `environment`, now.

@@ -62,6 +62,6 @@ package extension ClientSession {
     }
 
     static func readingAnything(under prefix: String) -> String {
-        prefix.isEmpty ? "read any key" : "read any key under \"\(prefix)\""
+        prefix.isEmpty ? "read any key" : "read any key under \(KeyRules.quoted(prefix))"
     }
 }
