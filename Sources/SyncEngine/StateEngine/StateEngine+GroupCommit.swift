@@ -2,9 +2,11 @@ import Foundation
 import Prometheus
 import SharedStateWire
 
-/// The writer for a backend whose revisions syncd decides (a ``RevisionStore``): writes queue
-/// (``WriteQueue``), one thread takes them in groups, plans each against the published entries,
-/// has the store make the group durable in one transaction, then publishes it and answers.
+/// Group commit for a backend whose revisions syncd decides (a ``RevisionStore``): a group of
+/// writes is committed by the event loop that read it when no other commit runs, or queues
+/// (``WriteQueue``) for the writer thread, which takes what piled up as one group. Either way the
+/// group is planned against the published entries, made durable by the store in one record,
+/// then published and answered.
 package extension StateEngine {
     /// Queues writes for the writer, or commits them on the caller's thread when `mayCommitHere`,
     /// no commit runs and none is queued; false, having taken nothing, once the engine takes no

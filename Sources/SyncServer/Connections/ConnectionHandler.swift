@@ -14,8 +14,9 @@ import SyncEngine
 ///
 /// Requests are handled where they are read, with no hop to another thread: reads are answered
 /// and flushed once per read from the socket, and the writes of one read join those of the other
-/// connections the loop reads in the same turn, committed as one group (``TurnWrites``). A request that has to wait (a replay, a backup, the history) runs as a task; reading
-/// pauses until it is answered, so every connection's requests are handled in the order sent.
+/// connections the loop reads in the same turn, committed as one group (``TurnWrites``). A
+/// request that has to wait (a replay, a backup, the history) runs as a task; reading pauses
+/// until it is answered, so every connection's requests are handled in the order sent.
 ///
 /// What the connection is doing is a value, ``ConnectionStateMachine``: the handler hands it each
 /// event and does what it answers. The connection's ``ConnectionWriter`` tells it what happened
