@@ -59,6 +59,39 @@ import Testing
         await store.finish()
     }
 
+    @Test func noEffectMadeCancellableCancelsNothingAsInTCA() async {
+        enum Action: Equatable, Sendable { case start, nothing, tick, stop }
+        let clock = TestClock()
+        let store = TestStore(initialState: 0) {
+            Reduce<Int, Action> { count, action in
+                switch action {
+                case .start:
+                    return .run { send in
+                        while true {
+                            try await clock.sleep(for: .seconds(1))
+                            await send(.tick)
+                        }
+                    }
+                    .cancellable(id: "ticks")
+                case .nothing:
+                    // TCA returns `.none` as it is: there is no effect to start, so none to replace.
+                    return Effect<Action>.none.cancellable(id: "ticks", cancelInFlight: true)
+                case .tick:
+                    count += 1
+                    return .none
+                case .stop:
+                    return .cancel(id: "ticks")
+                }
+            }
+        }
+        await store.send(.start)
+        await store.send(.nothing)
+        await clock.advance(by: .seconds(1))
+        await store.receive(.tick) { $0 = 1 }
+        await store.send(.stop)
+        await store.finish()
+    }
+
     @Test func aWrongExpectationFailsWithADiff() async {
         let store = TestStore(initialState: Counter.State()) { Counter() }
         await withKnownIssue {

@@ -16,9 +16,10 @@ extension Effect {
     /// - Parameters:
     ///   - id: Any hashable value; effects of one store with equal ids are cancelled together.
     ///   - cancelInFlight: Cancels the effects already running under `id` before this one starts,
-    ///     so at most one runs at a time (a subscription restarted, a search debounced).
+    ///     so at most one runs at a time (a subscription restarted, a search debounced). `.none`
+    ///     starts nothing, so it cancels nothing either, as in TCA: use ``cancel(id:)`` for that.
     public func cancellable(id: some Hashable & Sendable, cancelInFlight: Bool = false) -> Self {
-        if isNone && !cancelInFlight { return self }
+        if isNone { return self }
         return Self(.cancellable(id: EffectID(id), cancelInFlight: cancelInFlight, effect: self))
     }
 
