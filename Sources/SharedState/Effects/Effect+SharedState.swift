@@ -22,20 +22,29 @@ extension Effect {
     /// on the thread that reads syncd's socket, and a change is sent to the store inside the read
     /// that brought it; otherwise it goes from the connection's event loop to the main actor with
     /// one thread hand-off.
+    ///
+    /// The effect is named by where it was made (`fileID`, `line`, ...): a test that ends with it
+    /// still running points at the feature's line, not the library's.
     public static func observe<Value>(
         _ key: SharedKey<Value>,
-        _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action
+        _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) -> Self {
-        .run { @MainActor send in
-            @Dependency(\.sharedState) var sharedState
-            do {
-                try await sharedState.watch(prefixes: [key.name], fromRevision: nil).handleEach { batch in
-                    if let update = key.value(after: batch) { send(toAction(update)) }
+        .run(
+            operation: { @MainActor send in
+                @Dependency(\.sharedState) var sharedState
+                do {
+                    try await sharedState.watch(prefixes: [key.name], fromRevision: nil).handleEach { batch in
+                        if let update = key.value(after: batch) { send(toAction(update)) }
+                    }
+                } catch {
+                    send(toAction(.failure(SharedStateError(error))))
                 }
-            } catch {
-                send(toAction(.failure(SharedStateError(error))))
-            }
-        }
+            },
+            fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Watches the keys under `prefix` and sends an action with each batch of changes: a
@@ -55,27 +64,29 @@ extension Effect {
         line: UInt = #line,
         column: UInt = #column
     ) -> Self {
-        .run { @MainActor send in
-            @Dependency(\.sharedState) var sharedState
-            do {
-                try await sharedState.watch(prefixes: [prefix], fromRevision: nil).handleEach { batch in
-                    if batch.kind != .progress { send(toAction(SharedItems(batch, as: Value.self))) }
+        .run(
+            operation: { @MainActor send in
+                @Dependency(\.sharedState) var sharedState
+                do {
+                    try await sharedState.watch(prefixes: [prefix], fromRevision: nil).handleEach { batch in
+                        if batch.kind != .progress { send(toAction(SharedItems(batch, as: Value.self))) }
+                    }
+                } catch {
+                    guard !Task.isCancelled else { return }
+                    if let handler {
+                        send(handler(SharedStateError(error)))
+                    } else {
+                        reportIssue(
+                            "The watch of prefix \(KeyRules.quoted(prefix)) ended: \(error)",
+                            fileID: fileID,
+                            filePath: filePath,
+                            line: line,
+                            column: column
+                        )
+                    }
                 }
-            } catch {
-                guard !Task.isCancelled else { return }
-                if let handler {
-                    send(handler(SharedStateError(error)))
-                } else {
-                    reportIssue(
-                        "The watch of prefix \"\(prefix)\" ended: \(error)",
-                        fileID: fileID,
-                        filePath: filePath,
-                        line: line,
-                        column: column
-                    )
-                }
-            }
-        }
+            },
+            fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
     /// Writes a typed key (write-through), then sends `toAction` with the result.
@@ -96,23 +107,25 @@ extension Effect {
         line: UInt = #line,
         column: UInt = #column
     ) -> Self {
-        .run { @MainActor send in
-            @Dependency(\.sharedState) var sharedState
-            let result = await Result { () async throws(SharedStateError) in
-                try await sharedState.set(key, to: value, ifVersion: ifVersion, ephemeral: ephemeral)
-            }
-            if let toAction {
-                send(toAction(result))
-            } else if case .failure(let error) = result {
-                reportIssue(
-                    "Writing key \"\(key.name)\" failed: \(error)",
-                    fileID: fileID,
-                    filePath: filePath,
-                    line: line,
-                    column: column
-                )
-            }
-        }
+        .run(
+            operation: { @MainActor send in
+                @Dependency(\.sharedState) var sharedState
+                let result = await Result { () async throws(SharedStateError) in
+                    try await sharedState.set(key, to: value, ifVersion: ifVersion, ephemeral: ephemeral)
+                }
+                if let toAction {
+                    send(toAction(result))
+                } else if case .failure(let error) = result {
+                    reportIssue(
+                        "Writing key \(KeyRules.quoted(key.name)) failed: \(error)",
+                        fileID: fileID,
+                        filePath: filePath,
+                        line: line,
+                        column: column
+                    )
+                }
+            },
+            fileID: fileID, filePath: filePath, line: line, column: column)
     }
 }
 

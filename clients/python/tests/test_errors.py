@@ -220,6 +220,20 @@ def test_a_peer_that_refuses_the_handshake_is_a_protocol_error(scratch: Path) ->
         os.unlink(path)
 
 
+def stop(daemon: Daemon) -> None:
+    """Stops syncd with SIGSTOP and returns once it is stopped: the signal takes effect a moment
+    after it is sent, and a request in that moment would still be answered."""
+    assert daemon.process is not None
+    daemon.process.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(f"/proc/{daemon.process.pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.005)
+    pytest.fail("syncd did not stop within 10 s of SIGSTOP")
+
+
 def test_calls_to_a_stopped_syncd_time_out_by_default(connect: Callable[..., sharedstate.Client], daemon: Daemon) -> None:
     # A stopped syncd keeps its socket open and answers nothing: without a bound the call would
     # wait for as long as syncd stays stopped.
@@ -228,7 +242,7 @@ def test_calls_to_a_stopped_syncd_time_out_by_default(connect: Callable[..., sha
     client = connect(request_timeout=0.5)
     client.put("t/a", 1)
     assert daemon.process is not None
-    daemon.process.send_signal(signal.SIGSTOP)
+    stop(daemon)
     try:
         with pytest.raises(sharedstate.Unavailable, match=r"did not answer within 0\.5 s; the request may or may not"):
             client.get("t/a")
@@ -245,7 +259,7 @@ def test_async_calls_to_a_stopped_syncd_time_out(daemon: Daemon) -> None:
         async with sharedstate.aio.connect(daemon.socket, request_timeout=0.5) as client:
             await client.put("t/b", 2)
             assert daemon.process is not None
-            daemon.process.send_signal(signal.SIGSTOP)
+            stop(daemon)
             try:
                 with pytest.raises(sharedstate.Unavailable, match=r"did not answer within 0\.5 s"):
                     await client.get("t/b")
