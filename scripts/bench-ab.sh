@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # syncd's own cost and speed, two builds against each other in one run: rounds alternate between
 # the builds, each on a fresh database, so the machine's noise falls on both alike. Each round
-# takes `syncctl bench put` (4 connections × pipeline 16, and 1 × 1) and `syncctl bench fanout`
+# takes `syncctl bench put` (4 connections × pipeline 16, and 1 × 1), the same 4 × 16 from C
+# writers (`fanout-peer writers`, no Swift client sharing the cores) and `syncctl bench fanout`
 # (1 writer × 16 in flight → 8 subscriber processes), 100 B values, and syncd's CPU time per
 # operation from /proc (what it spent, whatever the clients spent). Prints every round, then the
 # median per build.
@@ -20,6 +21,7 @@ syncctl="$(swift build -c release --show-bin-path)/syncctl"
 work=$(mktemp -d /tmp/bench-ab.XXXXXX)
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
 ticks=$(getconf CLK_TCK)
 cpu_us() { awk -v hz="$ticks" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
 field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
@@ -38,10 +40,13 @@ for round in $(seq "$rounds"); do
         c2=$(cpu_us $pid)
         f=$("$syncctl" --socket "$work/s" --json bench fanout --subscribers 8 --writers 1 --pipeline 16 --count $((puts / 2)) --value-size 100)
         c3=$(cpu_us $pid)
+        w=$("$work/fanout-peer" writers syncd "$work/s" 4 "$puts" 16 100)
+        c4=$(cpu_us $pid)
         kill $pid; wait $pid 2>/dev/null || true; pid=""
         echo "round $round $build: puts/s $(field ops_per_sec <<<"$s") cpu/put $(per_op "$c0" "$c1" "$puts")" \
             "lone-p50 $(field p50_us <<<"$l") cpu/lone $(per_op "$c1" "$c2" $((puts / 10)))" \
-            "events/s $(field delivered_per_sec <<<"$f") cpu/event $(per_op "$c2" "$c3" $((puts / 2 * 8)))" | tee -a "$work/rounds"
+            "events/s $(field delivered_per_sec <<<"$f") cpu/event $(per_op "$c2" "$c3" $((puts / 2 * 8)))" \
+            "c-puts/s $(field writes_per_sec <<<"$w") cpu/c-put $(per_op "$c3" "$c4" "$puts")" | tee -a "$work/rounds"
     done
 done
 python3 - "$work/rounds" <<'PY'

