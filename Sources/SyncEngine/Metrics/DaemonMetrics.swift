@@ -42,7 +42,8 @@ package final class DaemonMetrics: Sendable {
             registry.makeGauge(descriptor: Self.described(name, help))
         }
         revisionsCommitted = counter("syncd_revisions_committed_total", "Revisions committed to the database.")
-        commits = counter("syncd_commits_total", "Group commits made durable, each one record of the change log; a group holds one or more revisions.")
+        commits = counter(
+            "syncd_commits_total", "Group commits made durable, each one record of the change log; a group holds one or more revisions.")
         committedBytes = counter("syncd_committed_bytes_total", "Bytes of change-log records committed.")
         commitFailures = counter("syncd_commit_failures_total", "Group commits the database refused; their writes failed.")
         eventsDelivered = counter("syncd_events_delivered_total", "Watch event frames handed to connections.")
@@ -50,7 +51,8 @@ package final class DaemonMetrics: Sendable {
         connectionsAccepted = counter("syncd_connections_accepted_total", "Connections accepted.")
         connectionsRefused = counter("syncd_connections_refused_total", "Connections refused or pushed out by the connection limits.")
         commitLatency = registry.makeDurationHistogram(
-            descriptor: Self.described("syncd_commit_duration_seconds", "Time a group commit takes to become durable (its record appended to the change log)."),
+            descriptor: Self.described(
+                "syncd_commit_duration_seconds", "Time a group commit takes to become durable (its record appended to the change log)."),
             buckets: Self.latencyBuckets
         )
         deliveryLatency = registry.makeDurationHistogram(
