@@ -133,10 +133,13 @@ let package = Package(
             ],
             swiftSettings: daemonSettings
         ),
+        // CRC-32C with the processor's instruction, for the segment journal's checksums.
+        .target(name: "CRC32CInstruction"),
         // The default backend: the state in a SQLite file on this host.
         .target(
             name: "SyncSQLite",
             dependencies: [
+                "CRC32CInstruction",
                 "SyncEngine",
                 "SharedStateWire",
                 .product(name: "Logging", package: "swift-log"),

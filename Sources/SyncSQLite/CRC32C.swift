@@ -1,12 +1,24 @@
+import CRC32CInstruction
+
 /// CRC-32C (Castagnoli), the checksum of each record of the ``SegmentJournal``: it tells a
 /// whole record from one a crash cut short or a disk damaged.
 ///
-/// Table-driven, eight bytes a step ("slicing by 8"): a commit group of a few kilobytes costs
-/// about a microsecond.
+/// With the processor's instruction where it has one (SSE 4.2, ARMv8's CRC extension): eight
+/// bytes a step, about four times the speed of the table-driven way the others take.
 enum CRC32C {
     /// The checksum of `bytes`, continuing from `crc` (the checksum of what came before them; 0
     /// to start).
     static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard hasInstruction, let base = bytes.baseAddress else { return tableChecksum(bytes, continuing: crc) }
+        return crc32c_instruction_checksum(base, bytes.count, crc)
+    }
+
+    /// Whether this processor computes CRC-32C itself.
+    static let hasInstruction = crc32c_instruction_available() != 0
+
+    /// ``checksum(_:continuing:)`` without the instruction: table-driven, eight bytes a step
+    /// ("slicing by 8"), about a microsecond for a commit group of a few kilobytes.
+    static func tableChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var crc = ~crc
         var index = 0
         let count = bytes.count

@@ -9,10 +9,20 @@ extension SQLiteBackend: RevisionStore {
     /// each writer that had not written before in this run.
     package func persist(_ revisions: [CommittedRevision], segment: Data) throws {
         let newWriters = recordedWriters.withLock { recorded in
-            revisions.compactMap { revision -> WriterIdentity? in
-                guard let writer = revision.writer else { return nil }
-                return recorded.updateValue(revision.revision, forKey: writer.session) == nil ? writer : nil
+            var new: [WriterIdentity] = []
+            var index = revisions.startIndex
+            while index < revisions.endIndex {
+                guard let writer = revisions[index].writer else {
+                    index += 1
+                    continue
+                }
+                // A writer's consecutive revisions, the usual group: one update, with the last.
+                var last = index
+                while last + 1 < revisions.endIndex, revisions[last + 1].writer === writer { last += 1 }
+                if recorded.updateValue(revisions[last].revision, forKey: writer.session) == nil { new.append(writer) }
+                index = last + 1
             }
+            return new
         }
         do {
             try storage.commit(revisions, segment: segment, recording: newWriters)

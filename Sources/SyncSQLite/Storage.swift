@@ -218,14 +218,17 @@ package final class Storage: Sendable {
     /// - Parameter segment: The group's records in the segment format, when the caller encoded
     ///   them together (``LogRecordEncoding/segment(of:)``); made from the revisions otherwise.
     func commit(_ revisions: [CommittedRevision], segment: Data? = nil, recording writers: [WriterIdentity] = []) throws {
-        guard let first = revisions.first, let last = revisions.last else { return }
+        // The numbers only, read in place: a revision copied out retains its changes and record.
+        guard !revisions.isEmpty else { return }
+        let first = revisions[revisions.startIndex].revision
+        let last = revisions[revisions.endIndex - 1].revision
         // Each revision in exactly one row: a row's revisions are found from its first and last.
-        guard zip(revisions, revisions.dropFirst()).allSatisfy({ $1.revision &- $0.revision == 1 }) else {
+        for index in revisions.indices.dropFirst() where revisions[index].revision &- revisions[index - 1].revision != 1 {
             throw StorageError(path: path, message: "a commit's revisions must be consecutive: \(revisions.map(\.revision))")
         }
         let logged = lastLogged.withLock { $0 }
-        guard first.revision == logged &+ 1 else {
-            throw StorageError(path: path, message: "revision \(first.revision) does not follow the change log's last, \(logged)")
+        guard first == logged &+ 1 else {
+            throw StorageError(path: path, message: "revision \(first) does not follow the change log's last, \(logged)")
         }
         guard journal.isOpen else { throw closedError }
         if !writers.isEmpty {
@@ -239,13 +242,13 @@ package final class Storage: Sendable {
                 }
             }
         }
-        let segment = SegmentJournal.Segment(first: first.revision, last: last.revision, body: segment ?? LogSegment.body(of: revisions))
+        let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
         try journal.append(first: segment.first, last: segment.last, body: segment.body)
         journaled.withLock { $0.append(segment) }
-        lastLogged.withLock { $0 = last.revision }
+        lastLogged.withLock { $0 = last }
         unmaterialized.withLock { pending in
             pending.revisions += revisions.count
-            pending.lastRevision = last.revision
+            pending.lastRevision = last
             if pending.since == nil { pending.since = .now }
         }
     }

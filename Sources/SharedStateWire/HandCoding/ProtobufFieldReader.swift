@@ -59,6 +59,12 @@ package struct ProtobufFieldReader {
     /// A length-delimited field holding UTF-8 text, as SwiftProtobuf requires of a `string`.
     package mutating func string() -> String? {
         guard let bytes = lengthDelimited() else { return nil }
+        // Plain ASCII, the usual key, is valid UTF-8 as it is: `String(decoding:)` of bytes
+        // takes a path specialized for them, where `String(validating:)` looks its generic
+        // types up at run time on every call.
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        if high < 0x80 { return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
     }
 }

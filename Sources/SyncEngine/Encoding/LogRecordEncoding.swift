@@ -11,9 +11,8 @@ import SharedStateWire
 package enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
     static func record(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) -> Data {
-        var cause = cause
-        return cause.withUTF8 { cause in
-            let size = recordSize(revision: revision, changes: changes, writerSession: writerSession, cause: cause)
+        withUTF8(of: cause) { cause in
+            let size = recordSize(revision: revision, changes: changes, writerSession: writerSession, causeBytes: cause.count)
             var record = Data(count: size)
             record.withUnsafeMutableBytes { buffer in
                 var writer = Writer(base: buffer.baseAddress!)
@@ -34,21 +33,24 @@ package enum LogRecordEncoding {
     /// The records of a commit group's consecutive revisions, in one allocation: the group's body
     /// in the change log's segment format (each record as field 1 of a `LogSegment`; a group of
     /// one is its record alone), and each record's range in it.
+    ///
+    /// The revisions are read in place, by index: one copied out would retain its changes and
+    /// origin, and each change its key and value.
     static func segment(of revisions: [Revision]) -> (body: Data, records: [Range<Int>]) {
-        if revisions.count == 1, let only = revisions.first {
+        if revisions.count == 1 {
+            let only = revisions.startIndex
             let record = record(
-                revision: only.revision, changes: only.changes, writerSession: only.origin.session, cause: only.origin.cause)
+                revision: revisions[only].revision, changes: revisions[only].changes, writerSession: revisions[only].origin.session,
+                cause: revisions[only].origin.cause)
             return (record, [record.indices])
         }
-        var causes = revisions.map(\.origin.cause)
         var sizes: [Int] = []
         sizes.reserveCapacity(revisions.count)
         var total = 0
         for index in revisions.indices {
-            let revision = revisions[index]
-            let size = causes[index].withUTF8 { cause in
-                recordSize(revision: revision.revision, changes: revision.changes, writerSession: revision.origin.session, cause: cause)
-            }
+            let size = recordSize(
+                revision: revisions[index].revision, changes: revisions[index].changes, writerSession: revisions[index].origin.session,
+                causeBytes: revisions[index].origin.cause.utf8.count)
             sizes.append(size)
             total += 1 + Writer.lengthDelimitedSize(size)
         }
@@ -58,14 +60,13 @@ package enum LogRecordEncoding {
         body.withUnsafeMutableBytes { buffer in
             var writer = Writer(base: buffer.baseAddress!)
             for index in revisions.indices {
-                let revision = revisions[index]
                 writer.key(WireFields.LogSegment.revisions, .lengthDelimited)
                 writer.varint(UInt64(sizes[index]))
                 let start = writer.offset
-                causes[index].withUTF8 { cause in
+                withUTF8(of: revisions[index].origin.cause) { cause in
                     writeRecord(
-                        revision: revision.revision, changes: revision.changes, writerSession: revision.origin.session, cause: cause,
-                        to: &writer)
+                        revision: revisions[index].revision, changes: revisions[index].changes,
+                        writerSession: revisions[index].origin.session, cause: cause, to: &writer)
                 }
                 records.append(start..<writer.offset)
                 assert(writer.offset - start == sizes[index], "a record's size was computed wrong")
@@ -75,10 +76,18 @@ package enum LogRecordEncoding {
         return (body, records)
     }
 
-    private static func recordSize(revision: UInt64, changes: [Change], writerSession: UInt64, cause: UnsafeBufferPointer<UInt8>) -> Int {
+    /// Calls `body` with the UTF-8 bytes of `text`, in place when its storage is contiguous (a
+    /// native string's always is).
+    private static func withUTF8<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var text = text
+        return text.withUTF8(body)
+    }
+
+    private static func recordSize(revision: UInt64, changes: [Change], writerSession: UInt64, causeBytes: Int) -> Int {
         var size = Writer.varintFieldSize(revision) + Writer.varintFieldSize(writerSession)
-        for change in changes { size += 1 + Writer.lengthDelimitedSize(changeSize(change)) }
-        if !cause.isEmpty { size += 1 + Writer.lengthDelimitedSize(cause.count) }
+        for index in changes.indices { size += 1 + Writer.lengthDelimitedSize(changeSize(changes[index])) }
+        if causeBytes > 0 { size += 1 + Writer.lengthDelimitedSize(causeBytes) }
         return size
     }
 
@@ -87,13 +96,15 @@ package enum LogRecordEncoding {
     ) {
         typealias Fields = WireFields.WatchEvent
         if revision != 0 { writer.varintField(Fields.revision, revision) }
-        for change in changes {
+        for index in changes.indices {
+            let isDelete = changes[index].type == .delete
+            let entrySize = entrySize(changes[index].entry)
             writer.key(Fields.changes, .lengthDelimited)
-            writer.varint(UInt64(changeSize(change)))
-            if change.type == .delete { writer.varintField(WireFields.Change.type, 1) }
+            writer.varint(UInt64((isDelete ? 2 : 0) + 1 + Writer.lengthDelimitedSize(entrySize)))
+            if isDelete { writer.varintField(WireFields.Change.type, 1) }
             writer.key(WireFields.Change.entry, .lengthDelimited)
-            writer.varint(UInt64(entrySize(change.entry)))
-            write(change.entry, to: &writer)
+            writer.varint(UInt64(entrySize))
+            write(changes[index].entry, to: &writer)
         }
         if writerSession != 0 { writer.varintField(Fields.writerSession, writerSession) }
         if !cause.isEmpty { writer.bytesField(Fields.cause, UnsafeRawBufferPointer(cause)) }
@@ -109,15 +120,15 @@ package enum LogRecordEncoding {
         var size = 0
         let keyBytes = entry.key.utf8.count
         if keyBytes > 0 { size += 1 + Writer.lengthDelimitedSize(keyBytes) }
-        if !entry.value.isEmpty { size += 1 + Writer.lengthDelimitedSize(entry.value.count) }
+        let valueBytes = entry.value.count
+        if valueBytes > 0 { size += 1 + Writer.lengthDelimitedSize(valueBytes) }
         return size + Writer.varintFieldSize(entry.version) + Writer.varintFieldSize(entry.createRevision)
             + Writer.varintFieldSize(entry.modRevision) + Writer.varintFieldSize(entry.ephemeralSession)
     }
 
     private static func write(_ entry: Entry, to writer: inout Writer) {
         typealias Fields = WireFields.Entry
-        var key = entry.key
-        key.withUTF8 { key in
+        withUTF8(of: entry.key) { key in
             if !key.isEmpty { writer.bytesField(Fields.key, UnsafeRawBufferPointer(key)) }
         }
         if !entry.value.isEmpty { entry.value.withUnsafeBytes { writer.bytesField(Fields.value, $0) } }
