@@ -1,3 +1,4 @@
+import Foundation
 import SharedStateWire
 
 /// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
@@ -54,6 +55,18 @@ struct KeyIndex: Sendable {
     static func hash(of key: String) -> Int {
         var key = key
         return key.withUTF8 { hash(of: $0) }
+    }
+
+    /// Whether two keys have the same UTF-8 bytes, the equality the index hashes by (`==` of
+    /// `String`s is canonical equivalence); compared in place, with `memcmp`.
+    static func sameBytes(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.count == second.utf8.count else { return false }
+        let compared = first.utf8.withContiguousStorageIfAvailable { first in
+            second.utf8.withContiguousStorageIfAvailable { second in
+                first.count == 0 || memcmp(first.baseAddress!, second.baseAddress!, first.count) == 0
+            }
+        }
+        return (compared ?? nil) ?? first.utf8.elementsEqual(second.utf8)
     }
 
     /// The entry stored under `key`, whose ``hash(of:)-(UnsafeBufferPointer<UInt8>)`` is `hash`

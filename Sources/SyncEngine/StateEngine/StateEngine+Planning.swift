@@ -78,7 +78,7 @@ package extension StateEngine {
                     revision += 1
                     for change in planned.changes {
                         // Compared as bytes, as the hash was made: `==` of `String`s is canonical equivalence.
-                        let known = lastLookedUp.flatMap { $0.key.utf8.elementsEqual(change.key.utf8) ? $0.hash : nil }
+                        let known = lastLookedUp.flatMap { KeyIndex.sameBytes($0.key, change.key) ? $0.hash : nil }
                         let hash = known ?? KeyIndex.hash(of: change.key)
                         overlay.set(change.key, hash: hash, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                     }
