@@ -21,16 +21,16 @@ import Testing
 
         let connection = try RawConnection(path: scratch.socket)
         let burst = [
-            Self.frame { $0.hello = .with { $0.protocolVersion = WireProtocol.version } },
+            RawConnection.frame { $0.hello = .with { $0.protocolVersion = WireProtocol.version } },
             // Replays revisions 1 and 2 from the change log: the requests behind it wait.
-            Self.request(1) { $0.watch = .with { $0.afterRevision = 0 } },
-            Self.request(2) {
+            RawConnection.request(1) { $0.watch = .with { $0.afterRevision = 0 } },
+            RawConnection.request(2) {
                 $0.put = .with {
                     $0.key = "a"
                     $0.value = Data("3".utf8)
                 }
             },
-            Self.request(3) { $0.get = .with { $0.key = "a" } },
+            RawConnection.request(3) { $0.get = .with { $0.key = "a" } },
         ]
         connection.send(burst.flatMap { $0 })
 
@@ -104,13 +104,17 @@ import Testing
         await client.close()
         try await daemon.stop()
     }
+}
 
-    private static func frame(_ fill: (inout Sharedstate_V1_ClientFrame) -> Void) -> [UInt8] {
+extension RawConnection {
+    /// A client frame as it goes on the wire: its length, then the message.
+    static func frame(_ fill: (inout Sharedstate_V1_ClientFrame) -> Void) -> [UInt8] {
         let payload: [UInt8] = try! Sharedstate_V1_ClientFrame.with(fill).serializedBytes()
         return withUnsafeBytes(of: UInt32(payload.count).bigEndian) { Array($0) } + payload
     }
 
-    private static func request(_ id: UInt64, _ fill: @escaping (inout Sharedstate_V1_Request) -> Void) -> [UInt8] {
+    /// A request frame with id `id`.
+    static func request(_ id: UInt64, _ fill: @escaping (inout Sharedstate_V1_Request) -> Void) -> [UInt8] {
         frame {
             $0.request = .with {
                 $0.id = id
@@ -118,9 +122,7 @@ import Testing
             }
         }
     }
-}
 
-extension RawConnection {
     /// Reads and decodes frames until `isDone` says the ones read so far are enough.
     /// - Throws: When the connection ends, or nothing arrives for 10 s, first.
     func readFrames(until isDone: ([Sharedstate_V1_ServerFrame]) -> Bool) async throws -> [Sharedstate_V1_ServerFrame] {

@@ -322,3 +322,110 @@ struct Panel: Reducer, Sendable {
     await store.send(.path(.popFrom(id: 0))) { $0.path = [] }
     await store.finish()
 }
+
+// "A list and its detail screen": two watches of one store see each change in the order they
+// started.
+
+struct Door: Codable, Equatable, Sendable {
+    var isLocked: Bool
+}
+
+extension SharedKey where Value == Door {
+    static func door(_ id: String) -> Self { SharedKey("doors/\(id)", default: Door(isLocked: false)) }
+}
+
+struct DoorDetail: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var id: String
+        var door: Door?
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case start
+        case doorChanged(Result<Door, SharedStateError>)
+        case setLocked(Bool)
+    }
+
+    enum CancelID { case door }
+
+    func reduce(into state: inout State, action: Action) -> Effect<Action> {
+        switch action {
+        case .start:
+            return .observe(.door(state.id)) { .doorChanged($0) }.cancellable(id: CancelID.door)
+        case .doorChanged(.success(let door)):
+            state.door = door
+            return .none
+        case .doorChanged(.failure):
+            state.door = nil
+            return .none
+        case .setLocked(let isLocked):
+            return .set(.door(state.id), to: Door(isLocked: isLocked))
+        }
+    }
+}
+
+struct DoorList: Reducer, Sendable {
+    struct State: Equatable, Sendable {
+        var doors: [String: Door] = [:]
+        var path = StackState<DoorDetail.State>()
+    }
+
+    @CasePathable
+    enum Action: Equatable, Sendable {
+        case start
+        case doorsChanged(SharedItems<Door>)
+        case open(String)
+        case path(StackActionOf<DoorDetail>)
+    }
+
+    enum CancelID { case doors }
+
+    var body: some ReducerOf<Self> {
+        Reduce { state, action in
+            switch action {
+            case .start:
+                return .observe(prefix: "doors/", as: Door.self) { .doorsChanged($0) }.cancellable(id: CancelID.doors)
+            case .doorsChanged(let items):
+                items.apply(to: &state.doors)
+                return .none
+            case .open(let id):
+                let element = state.path.push(DoorDetail.State(id: id))
+                return .send(.path(.element(id: element, action: .start)))
+            case .path:
+                return .none
+            }
+        }
+        .forEach(\.path, action: \.path) { DoorDetail() }
+    }
+}
+
+@MainActor @Test func theListSeesAChangeBeforeTheDetailOpenedFromIt() async throws {
+    let sharedState = InMemorySharedState(["doors/1": #"{"isLocked":false}"#])
+    let store = TestStore(initialState: DoorList.State()) {
+        DoorList()
+    } withDependencies: {
+        $0.sharedState = sharedState
+    }
+    await store.send(.start)
+    await store.receive(\.doorsChanged) { $0.doors = ["doors/1": Door(isLocked: false)] }
+    await store.send(.open("1")) { $0.path.append(DoorDetail.State(id: "1")) }
+    await store.receive(.path(.element(id: 0, action: .start)))
+    await store.receive(.path(.element(id: 0, action: .doorChanged(.success(Door(isLocked: false)))))) {
+        $0.path[id: 0]?.door = Door(isLocked: false)
+    }
+    await store.send(.path(.element(id: 0, action: .setLocked(true))))
+    // The list's watch started first, so it hears of the write first; then the detail's.
+    await store.receive(\.doorsChanged) { $0.doors["doors/1"] = Door(isLocked: true) }
+    await store.receive(.path(.element(id: 0, action: .doorChanged(.success(Door(isLocked: true)))))) {
+        $0.path[id: 0]?.door = Door(isLocked: true)
+    }
+    await store.send(.path(.popFrom(id: 0))) { $0.path = [] }
+    await store.skipInFlightEffects()
+    await store.finish()
+}
+
+/// The list + detail test above, 200 times in a row.
+@MainActor @Test(arguments: 1...200) func theListAndDetailTestIsDeterministic(run: Int) async throws {
+    try await theListSeesAChangeBeforeTheDetailOpenedFromIt()
+}

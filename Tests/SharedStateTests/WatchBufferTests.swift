@@ -25,6 +25,27 @@ import Testing
         #expect(buffer.folds == 0)
     }
 
+    @Test func aHoldingBufferGivesABatchOnlyOnceItsRevisionIsReleased() async throws {
+        let buffer = WatchBuffer(holdsUntilReleased: true)
+        var iterator = WatchStream(buffer: buffer).makeAsyncIterator()
+        buffer.yield(changes(1, put("k", "1", at: 1)))
+        buffer.yield(changes(2, put("k", "2", at: 2)))
+        buffer.release(through: 1)
+        #expect(try await iterator.next()?.revision == 1)
+        // Revision 2 waits for its release: the consumer waits with it, then gets it at once.
+        async let second = iterator.next()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(buffer.hasWaitingConsumer)
+        buffer.release(through: 2)
+        #expect(try await second?.revision == 2)
+        // The end releases what was given before it.
+        var rest = WatchStream(buffer: buffer).makeAsyncIterator()
+        buffer.yield(changes(3, put("k", "3", at: 3)))
+        buffer.finish()
+        #expect(try await rest.next()?.revision == 3)
+        #expect(try await rest.next() == nil)
+    }
+
     @Test func aSlowConsumerGetsTheLatestChangeOfEveryKeyAndEveryDeletion() async throws {
         var configuration = WatchBuffer.Configuration()
         configuration.maxPendingBytes = 4_096

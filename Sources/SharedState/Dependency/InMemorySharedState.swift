@@ -8,13 +8,16 @@ import Synchronization
 /// Writes are planned by the same code syncd uses, and keys and values are checked by the same
 /// rules, so a feature that passes its tests against this behaves the same against syncd.
 ///
-/// Events come in syncd's order, deterministically: a write returns only after every watch it
-/// changed has handled its batch (its consumer came back for the next one), so in a `TestStore`
-/// the action a watch sends for revision R is reduced before the action carrying the write's
-/// result for R, as with syncd, where the event of R precedes the response carrying R. A watch
-/// whose consumer is the writing task itself is not waited for; one whose consumer holds the
-/// stream without pulling from it, or writes from a child task of its own (`async let`, a task
-/// group), makes each such write wait a second before it returns anyway.
+/// Events come in syncd's order, deterministically: the watches a write changed see it one after
+/// another, in the order they were started, each only once the one before has handled its batch
+/// (its consumer came back for the next one), and the write returns after the last. So in a
+/// `TestStore` a list screen's watch of `doors/` sends its action before the detail screen's
+/// watch of `doors/1` sends its own, and both come before the action carrying the write's result,
+/// as with syncd, where the event of R precedes the response carrying R. A watch whose consumer
+/// is the writing task itself is not waited for; one whose consumer holds the stream without
+/// pulling from it, or writes from a child task of its own (`async let`, a task group), makes
+/// each such write wait a second before it goes on anyway. Writes made at the same time from
+/// several tasks keep each watch's revisions in order, but may interleave across watches.
 ///
 /// ```swift
 /// let sharedState = InMemorySharedState(["climate/target": #"21.5"#])
@@ -151,7 +154,8 @@ public final class InMemorySharedState: SharedStateBackend {
     }
 
     public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> WatchStream {
-        let buffer = WatchBuffer()
+        // Its batches wait for `write` to release them, one watch after another.
+        let buffer = WatchBuffer(holdsUntilReleased: true)
         let stream = WatchStream(buffer: buffer)
         // No prefix means every key, as in syncd.
         let prefixes = prefixes.isEmpty ? [""] : prefixes
@@ -179,6 +183,7 @@ public final class InMemorySharedState: SharedStateBackend {
                     .map(Change.put)
                 buffer.yield(WatchBatch(kind: .snapshot, revision: state.revision, changes: snapshot))
             }
+            buffer.release(through: state.revision)
             let id = state.nextRegistration
             state.nextRegistration += 1
             state.watchers[id] = Watcher(prefixes: prefixes, buffer: buffer)
@@ -227,19 +232,22 @@ public final class InMemorySharedState: SharedStateBackend {
         _ = try? await write(.expireEphemeral(session: nil, keys: keys))
     }
 
-    /// Plans `request` at the next revision and applies it, then waits until every watch it
-    /// changed has handled the change (see the type's discussion).
+    /// Plans `request` at the next revision and applies it, then lets each watch it changed see
+    /// the change, in the order they were started, once the one before handled it; returns after
+    /// the last (see the type's discussion).
     @discardableResult
     private func write(_ request: WriteRequest) async throws(SharedStateError) -> WriteOutcome {
         let (outcome, revision, told) = try apply(request)
         for buffer in told {
+            buffer.release(through: revision)
             await buffer.waitUntilHandled(through: revision, timeout: Self.handoffTimeout)
         }
         return outcome
     }
 
     /// Plans `request` at the next revision and applies it, handing the change to every matching
-    /// watch; returns the outcome, the revision of the change, and the watches told.
+    /// watch (each holds it until ``write(_:)`` releases it); returns the outcome, the revision of
+    /// the change, and the watches told, in the order they were started.
     private func apply(_ request: WriteRequest) throws(SharedStateError) -> (WriteOutcome, UInt64, [WatchBuffer]) {
         try state.withLock { state throws(SharedStateError) -> (WriteOutcome, UInt64, [WatchBuffer]) in
             // Read through `state` itself: a copy of the entries held across the mutation below
@@ -256,7 +264,8 @@ public final class InMemorySharedState: SharedStateBackend {
             let batch = WatchBatch(kind: .changes, revision: state.revision, changes: plan.changes)
             state.log.append(batch)
             var told: [WatchBuffer] = []
-            for watcher in state.watchers.values {
+            for id in state.watchers.keys.sorted() {
+                let watcher = state.watchers[id]!
                 let changes = batch.changes.filter { Self.matches($0.key, watcher.prefixes) }
                 if !changes.isEmpty {
                     watcher.buffer.yield(WatchBatch(kind: .changes, revision: batch.revision, changes: changes))

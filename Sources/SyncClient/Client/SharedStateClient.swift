@@ -586,7 +586,9 @@ public final class SharedStateClient: Sendable {
             guard state.connectionState != .closed else { return nil }
             state.connection = connection
             state.reconnection = nil
-            return Array(state.watches.values)
+            // Restarted in the order they were first started, so that syncd, which hands a
+            // revision to a connection's watches in the order they started on it, keeps that order.
+            return state.watches.sorted { $0.key < $1.key }.map(\.value)
         }
         guard let watches else {
             connection.close()

@@ -14,7 +14,10 @@ import Synchronization
 /// a deletion, and never half a revision.
 ///
 /// It also tells a writer when the consumer has handled a revision (came back for the next
-/// batch), which the in-memory shared state uses to give watches syncd's order.
+/// batch), which the in-memory shared state uses to give watches syncd's order; and a buffer
+/// made ``init(configuration:holdsUntilReleased:)`` holding keeps each batch from its consumer
+/// until the producer releases its revision, so that the in-memory shared state can let one
+/// watch after another see a change, in the order they were started.
 package final class WatchBuffer: Sendable {
     /// How much may wait for the consumer before batches are folded.
     package struct Configuration: Sendable {
@@ -56,16 +59,22 @@ package final class WatchBuffer: Sendable {
         var handoffs: [Handoff] = []
         var nextHandoff = 0
         var folds = 0
+        /// The consumer takes only batches up to this revision (all of them, unless the buffer
+        /// holds batches until they are released).
+        var releasedRevision: UInt64
         /// Handles a batch in place of the waiting consumer when it is produced on `loop`, the
         /// main actor's (see ``handleOnMainActor(_:)``).
         var mainActorHandler: (loop: any EventLoop, handle: @MainActor @Sendable (WatchBatch) -> Void)?
     }
 
     private let configuration: Configuration
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    package init(configuration: Configuration = Configuration()) {
+    /// - Parameter holdsUntilReleased: Whether the consumer gets a batch only once
+    ///   ``release(through:)`` released its revision (or the stream ended).
+    package init(configuration: Configuration = Configuration(), holdsUntilReleased: Bool = false) {
         self.configuration = configuration
+        self.state = Mutex(State(releasedRevision: holdsUntilReleased ? 0 : .max))
     }
 
     /// Whether a consumer is waiting for the next batch now.
@@ -113,7 +122,7 @@ package final class WatchBuffer: Sendable {
         let delivery: Delivery? = state.withLock { state in
             guard !state.isTerminated, state.end == nil else { return nil }
             state.yieldedRevision = max(state.yieldedRevision, batch.revision)
-            if let consumer = state.consumer, state.pending.isEmpty, state.folded == nil {
+            if let consumer = state.consumer, state.pending.isEmpty, state.folded == nil, batch.revision <= state.releasedRevision {
                 state.markDelivered(batch)
                 if let handler = state.mainActorHandler, handler.loop.inEventLoop {
                     return .mainActorHandler(handler.handle)
@@ -154,11 +163,25 @@ package final class WatchBuffer: Sendable {
         }
     }
 
+    /// Lets the consumer take the batches up to `revision`, of a buffer that holds them until
+    /// they are released; hands the first over at once when the consumer waits.
+    package func release(through revision: UInt64) {
+        let delivery = state.withLock { state -> (CheckedContinuation<WatchBatch?, any Error>, WatchBatch)? in
+            state.releasedRevision = max(state.releasedRevision, revision)
+            guard let consumer = state.consumer, let batch = state.takeReleased() else { return nil }
+            state.consumer = nil
+            return (consumer, batch)
+        }
+        if let (consumer, batch) = delivery { consumer.resume(returning: batch) }
+    }
+
     /// Ends the stream after the batches already given: normally, or with `error`.
     package func finish(throwing error: (any Error)? = nil) {
         let (consumer, handoffs) = state.withLock { state -> (CheckedContinuation<WatchBatch?, any Error>?, [Handoff]) in
             guard !state.isTerminated, state.end == nil else { return (nil, []) }
             state.end = error.map(End.failed) ?? .finished
+            // What is given before the end is the consumer's to take.
+            state.releasedRevision = .max
             guard let consumer = state.consumer else { return (nil, []) }
             state.consumer = nil
             state.isTerminated = true
@@ -231,18 +254,7 @@ package final class WatchBuffer: Sendable {
                     let handoffs = state.takeHandoffs()
                     state.hasConsumer = true
                     state.consumerTask = task
-                    if let folded = state.folded {
-                        state.folded = nil
-                        let batch = folded.batch
-                        state.markDelivered(batch)
-                        return (.success(batch), handoffs, false)
-                    }
-                    if !state.pending.isEmpty {
-                        let (batch, bytes) = state.pending.removeFirst()
-                        state.pendingBytes -= bytes
-                        state.markDelivered(batch)
-                        return (.success(batch), handoffs, false)
-                    }
+                    if let batch = state.takeReleased() { return (.success(batch), handoffs, false) }
                     if state.isTerminated || Task.isCancelled {
                         let wasTerminated = state.isTerminated
                         state.isTerminated = true
@@ -260,7 +272,7 @@ package final class WatchBuffer: Sendable {
                             handoffs, false
                         )
                     }
-                    if let end = state.end {
+                    if let end = state.end, state.pending.isEmpty, state.folded == nil {
                         state.isTerminated = true
                         let result: Result<WatchBatch?, any Error>
                         switch end {
@@ -306,6 +318,22 @@ package final class WatchBuffer: Sendable {
 }
 
 extension WatchBuffer.State {
+    /// The next batch for the consumer, marked delivered: the folded batch or the oldest pending
+    /// one, if released; nil when there is none.
+    fileprivate mutating func takeReleased() -> WatchBatch? {
+        if let folded, folded.revision <= releasedRevision {
+            self.folded = nil
+            let batch = folded.batch
+            markDelivered(batch)
+            return batch
+        }
+        guard folded == nil, let first = pending.first, first.batch.revision <= releasedRevision else { return nil }
+        pending.removeFirst()
+        pendingBytes -= first.bytes
+        markDelivered(first.batch)
+        return first.batch
+    }
+
     fileprivate mutating func markDelivered(_ batch: WatchBatch) {
         hasDeliveredFirst = true
         deliveredRevision = max(deliveredRevision, batch.revision)

@@ -195,10 +195,15 @@ package struct WatchRegistry {
                     }
                 }
             }
-            round.wholeFrames.removeAll(keepingCapacity: true)
-            for slot in index.everything {
-                deliver(revision, toSlot: slot, in: &round)
+            candidates.append(contentsOf: index.everything)
+            // A subscriber's watches get a revision in the order of their ids, which clients give
+            // in the order they start watches: a store's list screen sees a change before the
+            // detail screen opened from it. Found in that order (one watch per subscriber, say),
+            // they are not sorted.
+            if !isInWatchOrder(candidates) {
+                candidates.sort { (slots[$0]?.id ?? 0, $0) < (slots[$1]?.id ?? 0, $1) }
             }
+            round.wholeFrames.removeAll(keepingCapacity: true)
             for slot in candidates {
                 deliver(revision, toSlot: slot, in: &round)
             }
@@ -211,6 +216,17 @@ package struct WatchRegistry {
         }
         if let afterWriting { batch.addToEveryLoop(afterWriting) }
         return delivered
+    }
+
+    /// Whether the watches in `slots` come in the order of their ids (ties in any order).
+    private func isInWatchOrder(_ watchSlots: [Int]) -> Bool {
+        var previous: UInt64 = 0
+        for slot in watchSlots {
+            let id = slots[slot]?.id ?? 0
+            if id < previous { return false }
+            previous = id
+        }
+        return true
     }
 
     /// What one round of delivery gathered so far.
