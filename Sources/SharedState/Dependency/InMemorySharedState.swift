@@ -43,6 +43,10 @@ public final class InMemorySharedState: SharedStateBackend {
         var nextRegistration = 0
         var connectionState = ConnectionState.connected
         var connectionObservers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
+        /// How many of the next writes fail, and with what (``failNextWrites(_:with:)``).
+        var failingWrites: (count: Int, error: SharedStateError)?
+        /// The ephemeral entries ``loseConnection()`` deleted, for ``reconnect()`` to put back.
+        var droppedPresence: [Entry] = []
     }
 
     /// The session ephemeral keys are bound to.
@@ -226,17 +230,69 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    // MARK: Faults, for testing a feature's error paths
+
+    /// Ends every open watch with `error`, as syncd ends a watch whose keys the access policy no
+    /// longer lets the process read (`permissionDenied`), or the client ends its watches when it
+    /// is closed (`unavailable`). Watches started afterwards work again.
+    public func endWatches(with error: SharedStateError) {
+        let buffers = state.withLock { state in
+            defer { state.watchers = [:] }
+            return state.watchers.values.map(\.buffer)
+        }
+        for buffer in buffers { buffer.finish(throwing: error) }
+    }
+
+    /// Makes the next `count` writes (puts, deletes, transactions, and the puts of `update`) fail
+    /// with `error` and change nothing: a write the access policy refuses (`permissionDenied`),
+    /// one syncd could not commit (`unavailable`), a lost race (`conflict`).
+    public func failNextWrites(_ count: Int = 1, with error: SharedStateError) {
+        state.withLock { $0.failingWrites = count > 0 ? (count, error) : nil }
+    }
+
+    /// As syncd going away: the connection becomes `reconnecting`, and the process's ephemeral
+    /// keys are deleted, as syncd deletes them when a session ends (the feature's watches see the
+    /// deletions, as its watches of the live client do once they resume). ``reconnect()`` undoes
+    /// it.
+    public func loseConnection() async {
+        setConnectionState(.reconnecting)
+        let present = state.withLock { state in
+            state.entries.values.filter { $0.ephemeralSession != 0 }.sorted { $0.key < $1.key }
+        }
+        state.withLock { $0.droppedPresence += present }
+        if !present.isEmpty { _ = try? await write(.expireEphemeral(session: nil, keys: present.map(\.key)), isFeatures: false) }
+    }
+
+    /// As syncd coming back after ``loseConnection()``: the ephemeral keys it deleted are put
+    /// back, as the live client puts back its presence before its watches resume, then the
+    /// connection is `connected` again.
+    public func reconnect() async {
+        let dropped = state.withLock { state in
+            defer { state.droppedPresence = [] }
+            return state.droppedPresence
+        }
+        for entry in dropped {
+            _ = try? await write(
+                .put(key: entry.key, value: entry.value, ifVersion: nil, ephemeralSession: Self.session), isFeatures: false)
+        }
+        setConnectionState(.connected)
+    }
+
     /// Deletes the ephemeral keys, as syncd does when the writing process goes away.
     public func endSession() async {
         let keys = state.withLock { $0.entries.values.filter { $0.ephemeralSession != 0 }.map(\.key) }
-        _ = try? await write(.expireEphemeral(session: nil, keys: keys))
+        _ = try? await write(.expireEphemeral(session: nil, keys: keys), isFeatures: false)
     }
 
     /// Plans `request` at the next revision and applies it, then lets each watch it changed see
     /// the change, in the order they were started, once the one before handled it; returns after
     /// the last (see the type's discussion).
+    ///
+    /// - Parameter isFeatures: Whether the feature made it (not syncd, nor the client on its own,
+    ///   as when it puts presence back): only those fail with ``failNextWrites(_:with:)``.
     @discardableResult
-    private func write(_ request: WriteRequest) async throws(SharedStateError) -> WriteOutcome {
+    private func write(_ request: WriteRequest, isFeatures: Bool = true) async throws(SharedStateError) -> WriteOutcome {
+        if isFeatures, let failure = takeWriteFailure() { throw failure }
         let (outcome, revision, told) = try apply(request)
         for buffer in told {
             buffer.release(through: revision)
@@ -273,6 +329,15 @@ public final class InMemorySharedState: SharedStateBackend {
                 }
             }
             return (plan.outcome, state.revision, told)
+        }
+    }
+
+    /// The error the next write fails with, if ``failNextWrites(_:with:)`` asked for one.
+    private func takeWriteFailure() -> SharedStateError? {
+        state.withLock { state in
+            guard let failing = state.failingWrites else { return nil }
+            state.failingWrites = failing.count > 1 ? (failing.count - 1, failing.error) : nil
+            return failing.error
         }
     }
 

@@ -25,6 +25,32 @@ public struct WatchStream: AsyncSequence, Sendable {
         self.lifetime = Lifetime(buffer: buffer)
     }
 
+    /// A stream of `batches`, for a ``SharedStateBackend`` of your own: a test double that ends
+    /// its watches with an error, a proxy that records what it passes on.
+    ///
+    /// ```swift
+    /// func watch(prefixes: [String], fromRevision: UInt64?) -> WatchStream {
+    ///     WatchStream(AsyncThrowingStream<WatchBatch, any Error> { $0.finish(throwing: SharedStateError(.permissionDenied, "no")) })
+    /// }
+    /// ```
+    ///
+    /// The stream ends when `batches` does, with its error if it throws. A consumer that stops
+    /// iterating (or is cancelled) cancels the task that reads `batches`. A consumer that falls
+    /// behind gets the batches folded, as from syncd (see the type's discussion).
+    public init<Batches: AsyncSequence & Sendable>(_ batches: Batches) where Batches.Element == WatchBatch {
+        let buffer = WatchBuffer()
+        let reader = Task {
+            do {
+                for try await batch in batches { buffer.yield(batch) }
+                buffer.finish()
+            } catch {
+                buffer.finish(throwing: error)
+            }
+        }
+        buffer.onTermination { reader.cancel() }
+        self.init(buffer: buffer)
+    }
+
     /// A stream that ends with `error` at its first element.
     package static func failed(_ error: any Error) -> WatchStream {
         let buffer = WatchBuffer()
