@@ -163,3 +163,27 @@ struct RefusingBackend: SharedStateBackend {
         AsyncStream { $0.yield(.connected) }
     }
 }
+
+/// What a test builds its expectations from: the batch a write produced, as a watch got it.
+@Suite struct SharedItemsOfAWriteTests {
+    @Test func theItemsOfAWriteAreWhatAWatchOfThePrefixGot() async throws {
+        let sharedState = InMemorySharedState(["doors/1": #"{"isLocked":false}"#, "lights/1": "true"])
+        var watch = sharedState.watch(prefixes: ["doors/"]).makeAsyncIterator()
+        _ = try await watch.next()  // the snapshot
+        let write = try await sharedState.transaction(
+            Transaction(onSuccess: [
+                .put("doors/1", json: #"{"isLocked":true}"#), .put("doors/2", json: #"{"isLocked":false}"#),
+                .put("lights/1", json: "false"),
+            ]))
+        let seen = try #require(try await watch.next())
+        let expected = SharedItems(seen, as: Door.self)
+        #expect(sharedState.items(at: write.revision, under: "doors/", as: Door.self) == expected)
+        // Without a revision: the latest that changed a key under the prefix.
+        try await sharedState.put("lights/1", json: "true")
+        #expect(sharedState.items(under: "doors/", as: Door.self) == expected)
+        #expect(expected.puts.map(\.key) == ["doors/1", "doors/2"] && expected.puts[0].version == 2)
+        // A revision that changed nothing under the prefix gives a batch without changes.
+        let lights = sharedState.items(at: sharedState.revision, under: "doors/", as: Door.self)
+        #expect(lights == SharedItems(revision: sharedState.revision, replacesAll: false, puts: [], deletes: []))
+    }
+}

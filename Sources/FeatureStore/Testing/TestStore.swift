@@ -197,23 +197,45 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         line: UInt = #line,
         column: UInt = #column
     ) async where Action: Equatable {
+        await receive(
+            inAnyOrder: expected.map { ExpectedAction.action($0) }, timeout: timeout, assert: updateStateToExpectedResult,
+            fileID: fileID, filePath: filePath, line: line, column: column)
+    }
+
+    /// Like ``receive(inAnyOrder:timeout:assert:fileID:filePath:line:column:)-([Action])``, with
+    /// each action expected exactly (`.action(_:)`), by its case (`.matching(\.doorsChanged)`),
+    /// or by a predicate (`.matching { … }`): for actions that carry what a test cannot predict
+    /// (a revision, a time). Each action received is paired with an expectation it satisfies, so
+    /// that every expectation gets one when that is possible, whatever the order they are listed in.
+    ///
+    /// ```swift
+    /// await store.receive(inAnyOrder: [.matching(\.doorsChanged), .action(.heaterChanged(.success(nil)))]) {
+    ///     $0.doors = ["doors/1": Door(isLocked: true)]
+    ///     $0.heaterKnown = true
+    /// }
+    /// ```
+    public func receive(
+        inAnyOrder expected: [ExpectedAction<Action>],
+        timeout: Duration? = nil,
+        assert updateStateToExpectedResult: ((inout State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
         let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         guard !expected.isEmpty else { return }
         let limit = timeout ?? self.timeout
         let recorder = self.recorder
         let isExhaustive = exhaustivity == .on
-        /// What of `expected` is not among `actions`; nil once `actions` holds something else
-        /// (with an exhaustive store, where everything must be expected).
-        func missing(from actions: [Action]) -> [Action]? {
-            var missing = expected
-            for action in actions {
-                if let index = missing.firstIndex(of: action) {
-                    missing.remove(at: index)
-                } else if isExhaustive {
-                    return nil
-                }
+        /// The expectations no action of `actions` satisfies; nil when `actions` holds one that
+        /// meets no expectation (with an exhaustive store, where everything must be expected).
+        func missing(from actions: [Action]) -> [ExpectedAction<Action>]? {
+            let pairs = ExpectedAction.pair(expected, with: actions)
+            if isExhaustive, pairs.compactMap({ $0 }).count < min(actions.count, expected.count) || actions.count > expected.count {
+                return nil
             }
-            return missing
+            return expected.indices.filter { pairs[$0] == nil }.map { expected[$0] }
         }
         let arrived = await waitUntil(limit) {
             isExhaustive
@@ -222,36 +244,31 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         }
         guard arrived else {
             let received = recorder.received.map(\.action)
-            // What of `expected` did not come, leaving out actions that were not expected.
-            var stillMissing = expected
-            for action in received {
-                if let index = stillMissing.firstIndex(of: action) { stillMissing.remove(at: index) }
-            }
+            let pairs = ExpectedAction.pair(expected, with: received)
+            let stillMissing = expected.indices.filter { pairs[$0] == nil }.map { expected[$0].description }
             here.report(
                 """
                 Expected to receive \(counted(expected.count, "action")) in any order, but \
                 \(counted(stillMissing.count, "action")) did not come within \(limit):
-                \(describe(stillMissing))
+                \(stillMissing.joined(separator: "\n"))
                 """
                     + (received.isEmpty ? "" : "\nReceived:\n\(describe(received))")
             )
             return
         }
         var taken: [TestRecorder<State, Action>.Received] = []
-        var left = expected
-        // Exhaustive: exactly as many as expected, whatever they are. Otherwise: up to the last
-        // expected one, skipping others.
-        while isExhaustive ? taken.count < expected.count : !left.isEmpty, !recorder.received.isEmpty {
-            let next = recorder.removeFirstReceived()
-            taken.append(next)
-            if let index = left.firstIndex(of: next.action) { left.remove(at: index) }
+        // Exhaustive: exactly as many as expected, whatever they are. Otherwise: until every
+        // expectation has its action, skipping others.
+        while isExhaustive ? taken.count < expected.count : missing(from: taken.map(\.action))?.isEmpty != true,
+            !recorder.received.isEmpty
+        {
+            taken.append(recorder.removeFirstReceived())
         }
-        let unexpected = missing(from: taken.map(\.action)) == nil
-        if unexpected {
+        if missing(from: taken.map(\.action))?.isEmpty != true {
             here.report(
                 """
                 Expected to receive, in any order:
-                \(describe(expected))
+                \(expected.map(\.description).joined(separator: "\n"))
                 but received:
                 \(describe(taken.map(\.action)))
                 """
@@ -260,7 +277,9 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             return
         }
         if !isExhaustive && taken.count > expected.count {
-            let skipped = taken.map(\.action).filter { !expected.contains($0) }
+            let pairs = ExpectedAction.pair(expected, with: taken.map(\.action))
+            let paired = Set(pairs.compactMap { $0 })
+            let skipped = taken.indices.filter { !paired.contains($0) }.map { taken[$0].action }
             showSkipped("Skipped receiving \(counted(skipped.count, "action")):\n\(describe(skipped))", at: here)
         }
         guard let last = taken.last else { return }
@@ -633,7 +652,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
 /// A test store for reducer `R`: `TestStoreOf<Thermostat>`.
 public typealias TestStoreOf<R: Reducer> = TestStore<R.State, R.Action> where R.State: Equatable
 
-private func dump(_ value: some Any) -> String {
+func dump(_ value: some Any) -> String {
     var output = ""
     customDump(value, to: &output)
     return output
@@ -646,7 +665,7 @@ private func describe<Item>(_ items: [Item]) -> String {
 /// "an action of case …" for a case key path: its name where the runtime knows it. On Linux a case
 /// path prints as `\Case<Action>.<computed 0x…>`, so the message refers to the test's line, which
 /// names the case, instead of printing an address.
-private func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>) -> String {
+func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>) -> String {
     let name = String(describing: actionCase)
     guard !name.contains("<computed") else { return "an action of the case this line names (\(Value.self))" }
     return "an action of case \(name)"

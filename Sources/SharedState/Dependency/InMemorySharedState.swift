@@ -230,6 +230,32 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    /// The batch a watch of `prefix` got at `revision`, as `.observe(prefix:as:)` hands it to a
+    /// feature: for a test to expect the action a write led to without predicting its revision,
+    /// versions or the order of its keys. Without `revision`, the latest revision that changed a
+    /// key under `prefix`; a revision that changed none gives a batch without changes.
+    ///
+    /// Call it once the write happened, in the assertion of the `receive` the write led to:
+    ///
+    /// ```swift
+    /// await store.send(.path(.element(id: 0, action: .setLocked(true))))
+    /// await store.receive(\.doorsChanged) {
+    ///     $0.lastBatch = sharedState.items(under: "doors/", as: Door.self)
+    /// }
+    /// ```
+    public func items<Value: Codable & Sendable>(
+        at revision: UInt64? = nil, under prefix: String, as type: Value.Type = Value.self
+    ) -> SharedItems<Value> {
+        let (batch, current) = state.withLock { state in
+            let batch =
+                revision.map { revision in state.log.last { $0.revision == revision } }
+                ?? state.log.last { $0.changes.contains { KeyRules.key($0.key, hasPrefix: prefix) } }
+            return (batch, state.revision)
+        }
+        let changes = batch?.changes.filter { KeyRules.key($0.key, hasPrefix: prefix) } ?? []
+        return SharedItems(WatchBatch(kind: .changes, revision: batch?.revision ?? revision ?? current, changes: changes), as: Value.self)
+    }
+
     // MARK: Faults, for testing a feature's error paths
 
     /// Ends every open watch with `error`, as syncd ends a watch whose keys the access policy no

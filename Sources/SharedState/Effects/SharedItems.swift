@@ -14,7 +14,19 @@ public struct SharedItem<Value: Codable & Sendable>: Sendable {
     /// The revision of the last write.
     public var modRevision: UInt64
 
-    /// Creates an item.
+    /// An item as a watch would carry it: for a test that expects an action holding one.
+    ///
+    /// ```swift
+    /// SharedItem(key: "doors/1", value: .success(Door(isLocked: true)), version: 2, createRevision: 1, modRevision: 3)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key, in full (`doors/1`, not `1`).
+    ///   - value: Its value decoded, or the error decoding it gave.
+    ///   - version: Writes to the key since it was created: 1 after the first put.
+    ///   - createRevision: The revision of the put that created the key.
+    ///   - modRevision: The revision of its last write, which is the batch's revision for a key
+    ///     the batch's revision wrote.
     public init(key: String, value: Result<Value, SharedStateError>, version: UInt64, createRevision: UInt64, modRevision: UInt64) {
         self.key = key
         self.value = value
@@ -39,7 +51,15 @@ public struct SharedItems<Value: Codable & Sendable>: Sendable {
     /// Keys deleted.
     public var deletes: [String]
 
-    /// Creates a batch.
+    /// A batch as a watch would carry it: for a test that expects an action holding one.
+    /// `InMemorySharedState.items(at:under:as:)` builds the one a write produced, with the
+    /// revisions and versions it got.
+    ///
+    /// - Parameters:
+    ///   - revision: The revision the batch brings the watcher to (a write's revision).
+    ///   - replacesAll: True for the snapshot a watch starts with; false for a write's batch.
+    ///   - puts: The keys written, with their new entries (in key order for a snapshot).
+    ///   - deletes: The keys deleted.
     public init(revision: UInt64, replacesAll: Bool, puts: [SharedItem<Value>], deletes: [String]) {
         self.revision = revision
         self.replacesAll = replacesAll
@@ -55,8 +75,9 @@ public struct SharedItems<Value: Codable & Sendable>: Sendable {
         for item in puts { values[item.key] = try? item.value.get() }
     }
 
-    /// The batch's changes, values decoded as `Value`.
-    init(_ batch: WatchBatch, as type: Value.Type) {
+    /// A watch's batch with its values decoded as `Value`, as ``Effect/observe(prefix:as:_:catch:fileID:filePath:line:column:)``
+    /// hands it to a feature (a value that does not decode is an item holding the error).
+    public init(_ batch: WatchBatch, as type: Value.Type) {
         self.init(batch) { change in
             Result { () throws(SharedStateError) in
                 try SharedKey<Value>.decode(change.entry.value, named: change.key)
