@@ -258,7 +258,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer"]
+            dependencies: [
+                "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

@@ -33,6 +33,35 @@ import Testing
         #expect(EffectOrigin.current == nil)
     }
 
+    enum Child: Sendable {
+        case setLocked(Bool)
+        case loaded(Result<String, TestFailure>)
+    }
+
+    enum Parent: Sendable {
+        case path(StackAction<Int, Child>)
+        case child(Child)
+        case rows(IdentifiedAction<String, Child>)
+    }
+
+    struct TestFailure: Error {}
+
+    @Test func aNestedActionIsShownAsThePathOfItsCasesDownToTheLeaf() {
+        #expect(
+            EffectOrigin(feature: "DoorPanel", action: Parent.path(.element(id: 0, action: .setLocked(true)))).description()
+                == "DoorPanel: path.element(id: #0).setLocked(true)")
+        #expect(
+            EffectOrigin(feature: "DoorPanel", action: Parent.child(.setLocked(false))).description() == "DoorPanel: child.setLocked(false)"
+        )
+        #expect(
+            EffectOrigin(feature: "Rows", action: Parent.rows(.element(id: "hall", action: .loaded(.success("ok"))))).description()
+                == #"Rows: rows.element(id: "hall").loaded(…)"#)
+        // A long leaf keeps its case; the path before it stays whole.
+        let long = EffectOrigin(
+            feature: "Rows", action: Parent.path(.element(id: 3, action: .loaded(.success(String(repeating: "x", count: 200))))))
+        #expect(long.description() == "Rows: path.element(id: #3).loaded(…)")
+    }
+
     @Test func aLongActionIsShownByItsCaseAndAWrappedFeatureByItsOwnName() {
         let long = EffectOrigin(
             feature: "LoggingReducer<Panel>", action: Recorder.Action.start(note: String(repeating: "é", count: 300)))

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SyncClient
 import Synchronization
 import Testing
@@ -58,6 +59,31 @@ extension Collector where Element == WatchBatch {
         #expect(collector.all.first?.kind == .snapshot)
         #expect(collector.all.dropFirst().map(\.revision) == Array(1...8))
         #expect(observed.all.starts(with: [.connected, .reconnecting, .connected]))
+        await client.close()
+        try await daemon.stop()
+    }
+
+    /// What a feature process's log says when syncd goes away and comes back: FeatureHost gives
+    /// the client its logger.
+    @Test func losingSyncdReconnectingAndPresencePutBackAreLoggedAtInfo() async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        let log = CapturedLog()
+        var configuration = SharedStateClient.Configuration(socketPath: scratch.socket, clientName: "door-panel")
+        configuration.logger = Logger(label: "door-panel") { _ in log }
+        let client = try await SharedStateClient.connect(configuration)
+        try await client.put("presence/door-panel", json: "true", ephemeral: true)
+        #expect(log.lines.isEmpty)
+
+        try await daemon.stop()
+        try await eventually("the client to notice") { client.connectionState == .reconnecting }
+        daemon = try await DaemonProcess(scratch)
+        try await eventually("the client to reconnect") { client.connectionState == .connected }
+        try await eventually("the reconnection logged") { log.lines.count == 2 }
+        #expect(log.lines[0] == "info: lost the connection to syncd at \(scratch.socket); reconnecting")
+        #expect(log.lines[1].hasPrefix("info: reconnected to syncd at \(scratch.socket) as session "))
+        #expect(log.lines[1].hasSuffix(#"; put back 1 ephemeral key: "presence/door-panel""#))
+        #expect(try await client.get("presence/door-panel").value == Data("true".utf8))
         await client.close()
         try await daemon.stop()
     }
@@ -136,5 +162,28 @@ extension Collector where Element == WatchBatch {
         #expect(try await client.get("c/a").value == Data("1".utf8))
         await client.close()
         try await daemon.stop()
+    }
+}
+
+/// A log handler that keeps each line as "level: message", for a test to read.
+final class CapturedLog: LogHandler, Sendable {
+    private let captured = Mutex<[String]>([])
+    var lines: [String] { captured.withLock { $0 } }
+
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        captured.withLock { $0.append("\(event.level): \(event.message)") }
     }
 }

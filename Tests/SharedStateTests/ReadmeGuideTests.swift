@@ -429,3 +429,31 @@ struct DoorList: Reducer, Sendable {
 @MainActor @Test(arguments: 1...200) func theListAndDetailTestIsDeterministic(run: Int) async throws {
     try await theListSeesAChangeBeforeTheDetailOpenedFromIt()
 }
+
+/// A write made by the detail screen's effect, through a real syncd: its cause names the whole
+/// path of the action, down to the case the detail handled.
+@Test func aNestedWritesCauseNamesTheActionDownToItsLeaf() async throws {
+    try await withDaemon { socketPath in
+        var configuration = SharedStateClient.Configuration(socketPath: socketPath, clientName: "door-panel")
+        configuration.causeOfWrites = { EffectOrigin.current?.description() }  // as FeatureHost does
+        let client = try await SharedStateClient.connect(configuration)
+        try await client.put("doors/1", json: #"{"isLocked":false}"#)
+        var watch = client.watch(prefixes: ["doors/"]).makeAsyncIterator()
+        _ = try await watch.next()  // the snapshot
+        let store = await MainActor.run {
+            let store = Store(initialState: DoorList.State()) {
+                DoorList()
+            } withDependencies: {
+                $0.sharedState = client
+            }
+            store.send(.open("1"))
+            store.send(.path(.element(id: 0, action: .setLocked(true))))
+            return store
+        }
+        var batch = try await watch.next()
+        while batch?.kind == .progress { batch = try await watch.next() }
+        #expect(batch?.cause == "DoorList: path.element(id: #0).setLocked(true)")
+        await MainActor.run { store.shutDown() }
+        await client.close()
+    }
+}

@@ -30,7 +30,7 @@ import Synchronization
 /// context, on whatever executor the main actor has.
 ///
 /// Every action is logged at debug level (`--log-level debug` in the examples, or
-/// `SHAREDSTATE_LOG_LEVEL=debug`).
+/// `SHAREDSTATE_LOG_LEVEL=debug`); losing syncd, reconnecting and the presence put back at info.
 public struct FeatureHost: Sendable {
     /// Why ``run(initialState:reducer:start:stop:exitWhenIdle:)`` returned.
     public enum Ending: Sendable, Equatable {
@@ -155,6 +155,8 @@ public struct FeatureHost: Sendable {
         var configuration = SharedStateClient.Configuration(socketPath: socketPath, clientName: name)
         configuration.causeOfWrites = { EffectOrigin.current?.description() }
         configuration.reconnects = true
+        // Losing syncd, reconnecting and presence put back are logged at info.
+        configuration.logger = logger
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: connectTimeout)
         var backoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(500))

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import Synchronization
 
@@ -40,6 +41,10 @@ public final class SharedStateClient: Sendable {
         /// The cause of a write that names none, asked for at each write: the store runtime's
         /// ``FeatureHost`` answers with the feature and the action whose effect is writing.
         public var causeOfWrites: (@Sendable () -> String?)?
+        /// Where the client says, at info level, what it does on its own: losing the
+        /// connection, reconnecting, putting presence back. nil (the default): nowhere.
+        /// ``FeatureHost`` gives its own.
+        public var logger: Logger?
 
         /// A configuration for `socketPath`, or the default socket (see
         /// ``DefaultLocations/clientSocketPath(environment:)``).
@@ -494,6 +499,7 @@ public final class SharedStateClient: Sendable {
             }
             return
         }
+        configuration.logger?.info("lost the connection to syncd at \(socketPath); reconnecting")
         publish(.reconnecting)
         // A task of its own: the client is used from arbitrary tasks and has no run() that could
         // own it. It holds the client weakly and is cancelled by close().
@@ -507,8 +513,9 @@ public final class SharedStateClient: Sendable {
                         connection.close()
                         return
                     }
-                    await self.restorePresence(on: connection)
+                    let presence = await self.restorePresence(on: connection)
                     self.adopt(connection)
+                    self.logReconnection(connection, presence: presence)
                     return
                 }
             }
@@ -518,24 +525,48 @@ public final class SharedStateClient: Sendable {
         }
     }
 
+    /// What putting presence back on a new connection did, key by key.
+    private struct RestoredPresence {
+        var restored: [String] = []
+        var takenOver: [String] = []
+        var failed: [String] = []
+    }
+
     /// Puts back the ephemeral keys this client held, on a new connection, before anything else
     /// uses it; a key another process wrote meanwhile is left to it.
-    private func restorePresence(on connection: Connection) async {
+    private func restorePresence(on connection: Connection) async -> RestoredPresence {
         let previousSession = state.withLock { $0.previousSessionID }
+        var outcome = RestoredPresence()
         for (key, value) in state.withLock({ $0.presence }).sorted(by: { $0.key < $1.key }) {
             switch await putBack(key, value, on: connection, previousSession: previousSession) {
             case .restored:
-                break
+                outcome.restored.append(key)
             case .takenOver:
+                outcome.takenOver.append(key)
                 state.withLock { if $0.presence[key] == value { $0.presence[key] = nil } }
             case .failed where connection.router.hasEnded:
                 // The new connection failed too: it is replaced, and this runs again.
-                return
+                return outcome
             case .failed:
                 // Refused for this key alone (a limit changed, say): kept for the next reconnect.
-                continue
+                outcome.failed.append(key)
             }
         }
+        return outcome
+    }
+
+    /// Says, at info level, that the client is connected again and what became of its presence.
+    private func logReconnection(_ connection: Connection, presence: RestoredPresence) {
+        guard let logger = configuration.logger else { return }
+        var message = "reconnected to syncd at \(socketPath) as session \(connection.welcome.sessionID)"
+        func keys(_ keys: [String]) -> String { keys.map { KeyRules.quoted($0) }.joined(separator: ", ") }
+        if !presence.restored.isEmpty {
+            let count = presence.restored.count
+            message += "; put back \(count) ephemeral key\(count == 1 ? "" : "s"): \(keys(presence.restored))"
+        }
+        if !presence.takenOver.isEmpty { message += "; left to the process that wrote them meanwhile: \(keys(presence.takenOver))" }
+        if !presence.failed.isEmpty { message += "; could not put back (tried again at the next reconnect): \(keys(presence.failed))" }
+        logger.info("\(message)")
     }
 
     private enum PutBack { case restored, takenOver, failed }
