@@ -56,7 +56,6 @@ public enum DefaultLocations {
     }
 
     private static func homeDirectoryFromPasswd() -> String? {
-        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
-        return String(cString: directory)
+        UserDatabase.homeDirectory(of: getuid())
     }
 }

@@ -1,3 +1,5 @@
+import SharedStateWire
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -35,12 +37,10 @@ enum SocketPermission {
     }
 
     private static func userName(_ uid: uid_t) -> String {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "\(uid)" }
-        return String(cString: name)
+        UserDatabase.userName(of: uid) ?? "\(uid)"
     }
 
     private static func groupName(_ gid: gid_t) -> String {
-        guard let entry = getgrgid(gid), let name = entry.pointee.gr_name else { return "\(gid)" }
-        return String(cString: name)
+        UserDatabase.groupName(of: gid) ?? "\(gid)"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +26,8 @@ package struct Principal: Sendable, Hashable {
     }
 
     private static func groups(of uid: uid_t, primary: gid_t) -> Set<gid_t> {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return [primary] }
+        // Reentrant: connections are accepted on several event loops at once.
+        guard let name = UserDatabase.userName(of: uid) else { return [primary] }
         var count: Int32 = 64
         var list = [gid_t](repeating: 0, count: Int(count))
         if getgrouplist(name, primary, &list, &count) < 0 {
