@@ -7,7 +7,7 @@ struct JSONObject {
     private var fields: [String] = []
 
     func string(_ name: String, _ value: String) -> JSONObject {
-        adding(name, Self.quoted(value))
+        adding(name, KeyRules.quoted(value))
     }
 
     func number(_ name: String, _ value: some BinaryInteger) -> JSONObject {
@@ -43,7 +43,7 @@ struct JSONObject {
 
     private func adding(_ name: String, _ rendered: String) -> JSONObject {
         var copy = self
-        copy.fields.append(Self.quoted(name) + ":" + rendered)
+        copy.fields.append(KeyRules.quoted(name) + ":" + rendered)
         return copy
     }
 
@@ -72,7 +72,4 @@ struct JSONObject {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func quoted(_ text: String) -> String {
-        JSONValue.string(text).jsonText
-    }
 }

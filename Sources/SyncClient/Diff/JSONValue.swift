@@ -41,26 +41,10 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .number(let number):
             if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
             return "\(number)"
-        case .string(let string): return Self.quoted(string)
+        case .string(let string): return KeyRules.quoted(string)
         case .array(let elements): return "[" + elements.map(\.jsonText).joined(separator: ",") + "]"
         case .object(let members):
-            return "{" + members.keys.sorted().map { Self.quoted($0) + ":" + members[$0]!.jsonText }.joined(separator: ",") + "}"
+            return "{" + members.keys.sorted().map { KeyRules.quoted($0) + ":" + members[$0]!.jsonText }.joined(separator: ",") + "}"
         }
-    }
-
-    static func quoted(_ string: String) -> String {
-        var quoted = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case "\r": quoted += "\\r"
-            case "\t": quoted += "\\t"
-            case let scalar where scalar.value < 0x20: quoted += String(format: "\\u%04x", scalar.value)
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
     }
 }
