@@ -10,12 +10,12 @@
 package enum UserDatabase {
     /// The name of user `uid`; nil when the database has none.
     package static func userName(of uid: uid_t) -> String? {
-        withPasswd(of: uid) { $0.pw_name.map { String(cString: $0) } } ?? nil
+        withPasswd(of: uid) { $0.pw_name.map { String(cString: $0) } }
     }
 
     /// The home directory of user `uid`; nil when the database has none.
     package static func homeDirectory(of uid: uid_t) -> String? {
-        withPasswd(of: uid) { $0.pw_dir.map { String(cString: $0) } } ?? nil
+        withPasswd(of: uid) { $0.pw_dir.map { String(cString: $0) } }
     }
 
     /// The name of group `gid`; nil when the database has none.
@@ -29,7 +29,7 @@ package enum UserDatabase {
         }
     }
 
-    private static func withPasswd<R>(of uid: uid_t, _ body: (passwd) -> R) -> R? {
+    private static func withPasswd<R>(of uid: uid_t, _ body: (passwd) -> R?) -> R? {
         withBuffer { buffer in
             var entry = passwd()
             var result: UnsafeMutablePointer<passwd>?

@@ -15,7 +15,7 @@ public struct ExpectedAction<Action> {
 
     /// Exactly `action`.
     public static func action(_ action: Action) -> Self where Action: Equatable {
-        Self(matches: { $0 == action }, description: "  • " + dump(action).replacingOccurrences(of: "\n", with: "\n    "))
+        Self(matches: { $0 == action }, description: describe([action]))
     }
 
     /// Any action of the case `actionCase`, whatever it carries.

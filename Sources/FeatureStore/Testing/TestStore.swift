@@ -658,7 +658,7 @@ func dump(_ value: some Any) -> String {
     return output
 }
 
-private func describe<Item>(_ items: [Item]) -> String {
+func describe<Item>(_ items: [Item]) -> String {
     items.map { "  • " + dump($0).replacingOccurrences(of: "\n", with: "\n    ") }.joined(separator: "\n")
 }
 

@@ -249,10 +249,10 @@ public final class InMemorySharedState: SharedStateBackend {
         let (batch, current) = state.withLock { state in
             let batch =
                 revision.map { revision in state.log.last { $0.revision == revision } }
-                ?? state.log.last { $0.changes.contains { KeyRules.key($0.key, hasPrefix: prefix) } }
+                ?? state.log.last { $0.changes.contains { Self.matches($0.key, [prefix]) } }
             return (batch, state.revision)
         }
-        let changes = batch?.changes.filter { KeyRules.key($0.key, hasPrefix: prefix) } ?? []
+        let changes = batch?.changes.filter { Self.matches($0.key, [prefix]) } ?? []
         return SharedItems(WatchBatch(kind: .changes, revision: batch?.revision ?? revision ?? current, changes: changes), as: Value.self)
     }
 
@@ -283,9 +283,10 @@ public final class InMemorySharedState: SharedStateBackend {
     public func loseConnection() async {
         setConnectionState(.reconnecting)
         let present = state.withLock { state in
-            state.entries.values.filter { $0.ephemeralSession != 0 }.sorted { $0.key < $1.key }
+            let present = state.entries.values.filter { $0.ephemeralSession != 0 }.sorted { $0.key < $1.key }
+            state.droppedPresence += present
+            return present
         }
-        state.withLock { $0.droppedPresence += present }
         if !present.isEmpty { _ = try? await write(.expireEphemeral(session: nil, keys: present.map(\.key)), isFeatures: false) }
     }
 

@@ -272,7 +272,7 @@ package final class WatchBuffer: Sendable {
                             handoffs, false
                         )
                     }
-                    if let end = state.end, state.pending.isEmpty, state.folded == nil {
+                    if let end = state.end {
                         state.isTerminated = true
                         let result: Result<WatchBatch?, any Error>
                         switch end {
