@@ -38,11 +38,19 @@ import Testing
             let revision = numbers.randomElement(using: &generator)!
             let session = numbers.randomElement(using: &generator)!
             let cause = ["", "door-lock: requestApplied(r7)", String(repeating: "ü", count: 128)].randomElement(using: &generator)!
-            let record = LogRecordEncoding.record(revision: revision, changes: changes, writerSession: session, cause: cause)
+            let record = LogRecordEncoding.record(
+                revision: revision, changes: RevisionChanges(changes), writerSession: session, cause: cause)
             let expected = try swiftProtobufRecord(revision: revision, changes: changes, writerSession: session, cause: cause)
             #expect(
                 record == expected, "revision \(revision), \(changes.count) changes, session \(session), cause \(cause.utf8.count) bytes")
             if record != expected { return }
+            // A lone put is encoded from the entry as the engine stores it.
+            if changes.count == 1, changes[0].type == .put {
+                let lonePut = RevisionChanges(put: changes[0].key, entry: StoredEntry.make(changes[0].entry))
+                let fromStored = LogRecordEncoding.record(revision: revision, changes: lonePut, writerSession: session, cause: cause)
+                #expect(fromStored == expected, "a lone put read from its stored entry")
+                #expect(Array(lonePut) == changes)
+            }
         }
     }
 
@@ -51,10 +59,13 @@ import Testing
         for count in [1, 2, 7, 200] {
             let revisions = (0..<count).map { index in
                 let value = Data(repeating: UInt8(ascii: "1"), count: index % 3 == 0 ? 200 : 3)
-                let changes: [Change] =
-                    index % 4 == 3
-                    ? [.delete("k\(index)", revision: UInt64(100 + index))]
-                    : [.put(Entry(key: "k\(index)", value: value, version: 1, createRevision: 5, modRevision: UInt64(100 + index)))]
+                let put = Entry(key: "k\(index)", value: value, version: 1, createRevision: 5, modRevision: UInt64(100 + index))
+                let changes =
+                    switch index % 4 {
+                    case 3: RevisionChanges([.delete("k\(index)", revision: UInt64(100 + index))])
+                    case 2: RevisionChanges([.put(put), .delete("other", revision: UInt64(100 + index))])
+                    default: RevisionChanges(put: put.key, entry: StoredEntry.make(put))
+                    }
                 return LogRecordEncoding.Revision(
                     revision: UInt64(100 + index), changes: changes,
                     origin: WriteOrigin(writer: index % 2 == 0 ? writer : nil, cause: index % 5 == 0 ? "cause \(index)" : ""))

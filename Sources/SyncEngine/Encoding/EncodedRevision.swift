@@ -21,7 +21,7 @@ package struct EncodedRevision: Sendable {
     /// The change log's row, and the body of every frame that carries all of the changes.
     let logRecord: LogRecord
 
-    init(revision: UInt64, changes: [Change], writerSession: UInt64 = 0, cause: String = "") {
+    init(revision: UInt64, changes: RevisionChanges, writerSession: UInt64 = 0, cause: String = "") {
         self.revision = revision
         self.writerSession = writerSession
         self.cause = cause

@@ -10,7 +10,7 @@ import SharedStateWire
 /// against SwiftProtobuf's for all kinds of changes.
 package enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
-    static func record(revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) -> Data {
+    static func record(revision: UInt64, changes: RevisionChanges, writerSession: UInt64, cause: String) -> Data {
         withUTF8(of: cause) { cause in
             let size = recordSize(revision: revision, changes: changes, writerSession: writerSession, causeBytes: cause.count)
             var record = Data(count: size)
@@ -26,7 +26,7 @@ package enum LogRecordEncoding {
     /// A revision to encode with others of its commit group.
     struct Revision {
         var revision: UInt64
-        var changes: [Change]
+        var changes: RevisionChanges
         var origin: WriteOrigin
     }
 
@@ -84,27 +84,44 @@ package enum LogRecordEncoding {
         return text.withUTF8(body)
     }
 
-    private static func recordSize(revision: UInt64, changes: [Change], writerSession: UInt64, causeBytes: Int) -> Int {
+    private static func recordSize(revision: UInt64, changes: RevisionChanges, writerSession: UInt64, causeBytes: Int) -> Int {
         var size = Writer.varintFieldSize(revision) + Writer.varintFieldSize(writerSession)
-        for index in changes.indices { size += 1 + Writer.lengthDelimitedSize(changeSize(changes[index])) }
+        if let put = changes.lonePut {
+            size += 1 + Writer.lengthDelimitedSize(changeSize(of: put.entry))
+        } else if let list = changes.list {
+            for index in list.indices { size += 1 + Writer.lengthDelimitedSize(changeSize(list[index])) }
+        }
         if causeBytes > 0 { size += 1 + Writer.lengthDelimitedSize(causeBytes) }
         return size
     }
 
     private static func writeRecord(
-        revision: UInt64, changes: [Change], writerSession: UInt64, cause: UnsafeBufferPointer<UInt8>, to writer: inout Writer
+        revision: UInt64, changes: RevisionChanges, writerSession: UInt64, cause: UnsafeBufferPointer<UInt8>, to writer: inout Writer
     ) {
         typealias Fields = WireFields.WatchEvent
         if revision != 0 { writer.varintField(Fields.revision, revision) }
-        for index in changes.indices {
-            let isDelete = changes[index].type == .delete
-            let entrySize = entrySize(changes[index].entry)
-            writer.key(Fields.changes, .lengthDelimited)
-            writer.varint(UInt64((isDelete ? 2 : 0) + 1 + Writer.lengthDelimitedSize(entrySize)))
-            if isDelete { writer.varintField(WireFields.Change.type, 1) }
-            writer.key(WireFields.Change.entry, .lengthDelimited)
-            writer.varint(UInt64(entrySize))
-            write(changes[index].entry, to: &writer)
+        if let put = changes.lonePut {
+            // Read from the entry as stored: its numbers decoded once, its bytes in place.
+            let numbers = put.entry.numbers
+            put.entry.withKeyAndValueBytes { key, value in
+                let entrySize = entrySize(keyBytes: key.count, valueBytes: value.count, numbers)
+                writer.key(Fields.changes, .lengthDelimited)
+                writer.varint(UInt64(1 + Writer.lengthDelimitedSize(entrySize)))
+                writer.key(WireFields.Change.entry, .lengthDelimited)
+                writer.varint(UInt64(entrySize))
+                writeEntry(key: key, value: UnsafeRawBufferPointer(value), numbers, to: &writer)
+            }
+        } else if let list = changes.list {
+            for index in list.indices {
+                let isDelete = list[index].type == .delete
+                let entrySize = entrySize(list[index].entry)
+                writer.key(Fields.changes, .lengthDelimited)
+                writer.varint(UInt64((isDelete ? 2 : 0) + 1 + Writer.lengthDelimitedSize(entrySize)))
+                if isDelete { writer.varintField(WireFields.Change.type, 1) }
+                writer.key(WireFields.Change.entry, .lengthDelimited)
+                writer.varint(UInt64(entrySize))
+                write(list[index].entry, to: &writer)
+            }
         }
         if writerSession != 0 { writer.varintField(Fields.writerSession, writerSession) }
         if !cause.isEmpty { writer.bytesField(Fields.cause, UnsafeRawBufferPointer(cause)) }
@@ -116,25 +133,46 @@ package enum LogRecordEncoding {
         (change.type == .delete ? 2 : 0) + 1 + Writer.lengthDelimitedSize(entrySize(change.entry))
     }
 
+    private static func changeSize(of put: StoredEntry) -> Int {
+        put.withKeyAndValueBytes { key, value in
+            1 + Writer.lengthDelimitedSize(entrySize(keyBytes: key.count, valueBytes: value.count, put.numbers))
+        }
+    }
+
     private static func entrySize(_ entry: Entry) -> Int {
+        entrySize(
+            keyBytes: entry.key.utf8.count, valueBytes: entry.value.count,
+            StoredEntry.Numbers(
+                version: entry.version, createRevision: entry.createRevision, modRevision: entry.modRevision,
+                ephemeralSession: entry.ephemeralSession))
+    }
+
+    private static func entrySize(keyBytes: Int, valueBytes: Int, _ numbers: StoredEntry.Numbers) -> Int {
         var size = 0
-        let keyBytes = entry.key.utf8.count
         if keyBytes > 0 { size += 1 + Writer.lengthDelimitedSize(keyBytes) }
-        let valueBytes = entry.value.count
         if valueBytes > 0 { size += 1 + Writer.lengthDelimitedSize(valueBytes) }
-        return size + Writer.varintFieldSize(entry.version) + Writer.varintFieldSize(entry.createRevision)
-            + Writer.varintFieldSize(entry.modRevision) + Writer.varintFieldSize(entry.ephemeralSession)
+        return size + Writer.varintFieldSize(numbers.version) + Writer.varintFieldSize(numbers.createRevision)
+            + Writer.varintFieldSize(numbers.modRevision) + Writer.varintFieldSize(numbers.ephemeralSession)
     }
 
     private static func write(_ entry: Entry, to writer: inout Writer) {
-        typealias Fields = WireFields.Entry
+        let numbers = StoredEntry.Numbers(
+            version: entry.version, createRevision: entry.createRevision, modRevision: entry.modRevision,
+            ephemeralSession: entry.ephemeralSession)
         withUTF8(of: entry.key) { key in
-            if !key.isEmpty { writer.bytesField(Fields.key, UnsafeRawBufferPointer(key)) }
+            entry.value.withUnsafeBytes { value in writeEntry(key: key, value: value, numbers, to: &writer) }
         }
-        if !entry.value.isEmpty { entry.value.withUnsafeBytes { writer.bytesField(Fields.value, $0) } }
-        if entry.version != 0 { writer.varintField(Fields.version, entry.version) }
-        if entry.createRevision != 0 { writer.varintField(Fields.createRevision, entry.createRevision) }
-        if entry.modRevision != 0 { writer.varintField(Fields.modRevision, entry.modRevision) }
-        if entry.ephemeralSession != 0 { writer.varintField(Fields.ephemeralSession, entry.ephemeralSession) }
+    }
+
+    private static func writeEntry(
+        key: UnsafeBufferPointer<UInt8>, value: UnsafeRawBufferPointer, _ numbers: StoredEntry.Numbers, to writer: inout Writer
+    ) {
+        typealias Fields = WireFields.Entry
+        if !key.isEmpty { writer.bytesField(Fields.key, UnsafeRawBufferPointer(key)) }
+        if !value.isEmpty { writer.bytesField(Fields.value, value) }
+        if numbers.version != 0 { writer.varintField(Fields.version, numbers.version) }
+        if numbers.createRevision != 0 { writer.varintField(Fields.createRevision, numbers.createRevision) }
+        if numbers.modRevision != 0 { writer.varintField(Fields.modRevision, numbers.modRevision) }
+        if numbers.ephemeralSession != 0 { writer.varintField(Fields.ephemeralSession, numbers.ephemeralSession) }
     }
 }

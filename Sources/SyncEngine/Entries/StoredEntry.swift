@@ -22,11 +22,11 @@ package struct StoredEntry: @unchecked Sendable {
     }
 
     /// An entry's numbers, as its elements hold them: LEB128 varints, in this order.
-    private struct Numbers {
-        var version: UInt64
-        var createRevision: UInt64
-        var modRevision: UInt64
-        var ephemeralSession: UInt64
+    package struct Numbers {
+        package var version: UInt64
+        package var createRevision: UInt64
+        package var modRevision: UInt64
+        package var ephemeralSession: UInt64
 
         var encodedCount: Int {
             Self.count(version) + Self.count(createRevision) + Self.count(modRevision) + Self.count(ephemeralSession)
@@ -139,7 +139,7 @@ package struct StoredEntry: @unchecked Sendable {
     }
 
     /// The entry's numbers, decoded.
-    private var numbers: Numbers {
+    package var numbers: Numbers {
         buffer.withUnsafeMutablePointerToElements { Numbers(readingFrom: $0) }
     }
 

@@ -33,6 +33,17 @@ package extension StateEngine {
         // A lone write's revision needs no array.
         var first: LogRecordEncoding.Revision?
         var revisions: [LogRecordEncoding.Revision] = []
+        func record(_ made: LogRecordEncoding.Revision) {
+            if first == nil {
+                first = made
+            } else {
+                if revisions.isEmpty {
+                    revisions.reserveCapacity(batch.count)
+                    revisions.append(first!)
+                }
+                revisions.append(made)
+            }
+        }
 
         // By index: a write copied whole would retain its reply's target too.
         for index in batch.indices {
@@ -65,6 +76,14 @@ package extension StateEngine {
             case .transaction, .restore: readsValues = true
             }
             do {
+                if case .put(let key, let value, let ifVersion, let ephemeralSession) = request {
+                    let (entry, version) = try plannedPut(
+                        key, value, ifVersion: ifVersion, ephemeralSession: ephemeralSession, revision: revision + 1, overlay: &overlay)
+                    revision += 1
+                    record(LogRecordEncoding.Revision(revision: revision, changes: RevisionChanges(put: key, entry: entry), origin: origin))
+                    plan.results.append(.success(.put(revision: revision, version: version)))
+                    continue
+                }
                 let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
                     var bytes = key
                     let stored = bytes.withUTF8 { bytes in
@@ -82,16 +101,7 @@ package extension StateEngine {
                         let hash = known ?? KeyIndex.hash(of: change.key)
                         overlay.set(change.key, hash: hash, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                     }
-                    let made = LogRecordEncoding.Revision(revision: revision, changes: planned.changes, origin: origin)
-                    if first == nil {
-                        first = made
-                    } else {
-                        if revisions.isEmpty {
-                            revisions.reserveCapacity(batch.count)
-                            revisions.append(first!)
-                        }
-                        revisions.append(made)
-                    }
+                    record(LogRecordEncoding.Revision(revision: revision, changes: RevisionChanges(planned.changes), origin: origin))
                 }
                 plan.results.append(.success(planned.outcome))
             } catch {
@@ -116,5 +126,31 @@ package extension StateEngine {
         }
         plan.segment = segment
         return plan
+    }
+
+    /// Plans a put as the write that gets `revision`, as ``WritePlanner`` would, without the
+    /// `Entry`, the ``Change`` and the array of changes it makes: the entry is stored at once.
+    /// Returns the entry and its version; records it in `overlay`.
+    private func plannedPut(
+        _ key: String, _ value: Data, ifVersion: UInt64?, ephemeralSession: UInt64, revision: UInt64, overlay: inout GroupEntries
+    ) throws(SharedStateError) -> (StoredEntry, UInt64) {
+        var key = key
+        let (current, hash) = key.withUTF8 { bytes in
+            let hash = KeyIndex.hash(of: bytes)
+            return ((overlay.entry(bytes, hash: hash) ?? published.withLock { $0.entries.entry(bytes, hash: hash) })?.numbers, hash)
+        }
+        if let ifVersion, ifVersion != current?.version ?? 0 {
+            throw WritePlanner.versionConflict(key: key, expected: ifVersion, actual: current?.version ?? 0)
+        }
+        let version = (current?.version ?? 0) + 1
+        let entry = key.withUTF8 { key in
+            value.withUnsafeBytes { value in
+                StoredEntry.make(
+                    key: UnsafeRawBufferPointer(key), value: value, version: version,
+                    createRevision: current?.createRevision ?? revision, modRevision: revision, ephemeralSession: ephemeralSession)
+            }
+        }
+        overlay.set(key, hash: hash, to: entry)
+        return (entry, version)
     }
 }

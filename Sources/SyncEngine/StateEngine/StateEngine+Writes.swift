@@ -141,8 +141,14 @@ package extension StateEngine {
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).
     static func latestEntries(of revisions: [CommittedRevision]) -> GroupEntries {
         var latest = GroupEntries()
-        for change in revisions.lazy.flatMap(\.changes) {
-            latest.set(change.key, hash: KeyIndex.hash(of: change.key), to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+        for revision in revisions {
+            if let put = revision.changes.lonePut {
+                latest.set(put.key, hash: KeyIndex.hash(of: put.key), to: put.entry)
+                continue
+            }
+            for change in revision.changes {
+                latest.set(change.key, hash: KeyIndex.hash(of: change.key), to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+            }
         }
         return latest
     }

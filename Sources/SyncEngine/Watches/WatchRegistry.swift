@@ -187,8 +187,8 @@ package struct WatchRegistry {
         for revision in revisions {
             pass &+= 1
             candidates.removeAll(keepingCapacity: true)
-            for change in revision.changes {
-                index.forEachMember(selecting: change.key) { slot in
+            for change in revision.changes.indices {
+                index.forEachMember(selecting: revision.changes.key(at: change)) { slot in
                     if passOfSlot[slot] != pass {
                         passOfSlot[slot] = pass
                         candidates.append(slot)
@@ -304,9 +304,9 @@ package struct WatchRegistry {
         let changes = revision.changes
         // The usual revision, one change, and the usual watch, which takes all of a revision or
         // none of it, need no list of indices.
-        guard let firstSkipped = changes.indices.first(where: { !watch.selects(changes[$0].key) }) else { return .whole }
+        guard let firstSkipped = changes.indices.first(where: { !watch.selects(changes.key(at: $0)) }) else { return .whole }
         var indices = Array(changes.indices[..<firstSkipped])
-        for index in changes.indices[(firstSkipped + 1)...] where watch.selects(changes[index].key) { indices.append(index) }
+        for index in changes.indices[(firstSkipped + 1)...] where watch.selects(changes.key(at: index)) { indices.append(index) }
         return indices.isEmpty ? .none : .some(indices)
     }
 

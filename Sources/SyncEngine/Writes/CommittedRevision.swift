@@ -6,7 +6,7 @@ package struct CommittedRevision: Sendable {
     /// The revision.
     package let revision: UInt64
     /// The changes, in the order the request made them.
-    package let changes: [Change]
+    package let changes: RevisionChanges
     /// The writer, for a revision committed by this run (nil when read back from the log, or for
     /// syncd's own): recorded in the `sessions` table with its first revision.
     package let writer: WriterIdentity?
@@ -17,6 +17,11 @@ package struct CommittedRevision: Sendable {
     var previous: [Change.Previous]?
 
     package init(revision: UInt64, changes: [Change], origin: WriteOrigin = .syncd("")) {
+        self.init(revision: revision, changes: RevisionChanges(changes), origin: origin)
+    }
+
+    /// A revision whose record is encoded on its own: a commit group of one.
+    init(revision: UInt64, changes: RevisionChanges, origin: WriteOrigin) {
         self.revision = revision
         self.changes = changes
         self.writer = origin.writer
@@ -25,7 +30,7 @@ package struct CommittedRevision: Sendable {
 
     /// A revision of a commit group whose records were encoded together: `logRecord` is its
     /// record's bytes within the group's (see ``LogRecordEncoding/segment(of:)``).
-    init(revision: UInt64, changes: [Change], origin: WriteOrigin, logRecord: EncodedRevision.LogRecord) {
+    init(revision: UInt64, changes: RevisionChanges, origin: WriteOrigin, logRecord: EncodedRevision.LogRecord) {
         self.revision = revision
         self.changes = changes
         self.writer = origin.writer
@@ -36,7 +41,7 @@ package struct CommittedRevision: Sendable {
     package init(logRecord: EncodedRevision.LogRecord) throws {
         let (encoded, changes) = try EncodedRevision.decode(logRecord)
         self.revision = encoded.revision
-        self.changes = changes
+        self.changes = RevisionChanges(changes)
         self.writer = nil
         self.encoded = encoded
     }

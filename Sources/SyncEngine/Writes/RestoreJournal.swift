@@ -14,7 +14,7 @@ package struct RestoreJournal {
     /// Records the keys `revisions` wrote.
     mutating func record(_ revisions: [CommittedRevision]) {
         for revision in revisions {
-            for change in revision.changes { written.append((revision.revision, change.key)) }
+            for index in revision.changes.indices { written.append((revision.revision, revision.changes.key(at: index))) }
         }
     }
 
