@@ -45,6 +45,35 @@ import Testing
         #expect(table.count == keys.count)
     }
 
+    /// Overwrites find the entry they replace at the place remembered for their key, unless
+    /// keys added or removed before it, or a chunk split, moved it: then by key. Either way the
+    /// order holds each key once, with its last entry.
+    @Test func overwritesOfHotKeysStayRightWhileEntriesMoveAroundThem() {
+        var generator = SeededGenerator(seed: 38)
+        var table = EntryTable()
+        var latest: [String: UInt64] = [:]
+        let hot = (0..<40).map { "hot/" + String(format: "%03d", $0 * 25) }
+        for step in 1...30_000 {
+            let key: String
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<6: key = hot.randomElement(using: &generator)!
+            case 6..<9: key = "hot/" + String(format: "%03d", Int.random(in: 0..<1_000, using: &generator))
+            default: key = "a/" + String(Int.random(in: 0..<3_000, using: &generator))
+            }
+            if !hot.contains(key), Int.random(in: 0..<3, using: &generator) == 0 {
+                table.set(key, to: nil)
+                latest[key] = nil
+            } else {
+                table.set(key, to: StoredEntry.make(WatchIndexTests.entry(key, revision: UInt64(step))))
+                latest[key] = UInt64(step)
+            }
+            guard step % 3_000 == 0 else { continue }
+            let found = table.entries(withPrefix: "").map { "\($0.key) at \($0.entry().modRevision)" }
+            let expected = latest.sorted { KeyByteOrder.precedes($0.key, $1.key) }.map { "\($0.key) at \($0.value)" }
+            #expect(found == expected, "after \(step) writes")
+        }
+    }
+
     @Test func keysInsertedInOrderAreAppendedAndRemovedKeysComeBack() {
         var table = EntryTable()
         for index in 0..<1_000 {

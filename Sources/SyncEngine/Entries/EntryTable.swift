@@ -11,6 +11,12 @@ package struct EntryTable: Sendable {
     package var tracksChanges = false
     /// The keys deleted since ``forgetChanges()``, while it ``tracksChanges``; repeats allowed.
     private var deletedKeys: [String] = []
+    /// Where in the order the entries of keys put lately went, by the low bits of their keys'
+    /// hashes: an overwrite of a key put lately finds the entry it replaces there, without the
+    /// order's search by key, which reads about ten entries, a cache miss each (3.8% of syncd's
+    /// samples under pipelined puts). Made on the first overwrite.
+    private var recentPlaces: [KeyOrder.Place] = []
+    private static let recentPlaceCount = 4096
 
     /// An empty table with room for `capacity` entries without growing.
     package init(capacity: Int = 0) {
@@ -45,7 +51,11 @@ package struct EntryTable: Sendable {
     package mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
             let replaced = index.update(with: entry, hash: hash, marking: tracksChanges)
-            if replaced == nil { order.insert(entry) } else { order.replace(with: entry) }
+            if let replaced {
+                replace(replaced, with: entry, hash: hash ?? KeyIndex.hash(of: key))
+            } else {
+                order.insert(entry)
+            }
             return replaced
         }
         var key = key
@@ -53,6 +63,12 @@ package struct EntryTable: Sendable {
         order.remove(key)
         if tracksChanges { deletedKeys.append(key) }
         return removed
+    }
+
+    private mutating func replace(_ replaced: StoredEntry, with entry: StoredEntry, hash: Int) {
+        if recentPlaces.isEmpty { recentPlaces = Array(repeating: .unknown, count: Self.recentPlaceCount) }
+        let slot = hash & (Self.recentPlaceCount - 1)
+        recentPlaces[slot] = order.replace(replaced, with: entry, hint: recentPlaces[slot])
     }
 
     /// What ``set(_:to:)`` changed since ``forgetChanges()`` (or since tracking began): the

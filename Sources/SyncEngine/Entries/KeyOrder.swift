@@ -44,6 +44,15 @@ package struct KeyOrder: Sendable {
         }
     }
 
+    /// Where an entry sits: its chunk, and its position in the chunk.
+    struct Place {
+        var chunk: Int32
+        var position: Int32
+
+        /// No place: an entry's place not known.
+        static let unknown = Place(chunk: -1, position: -1)
+    }
+
     /// Puts `entry` in the place of the entry with the same key, which the order holds.
     mutating func replace(with entry: StoredEntry) {
         guard let (chunk, position) = entry.withKeyBytes({ find($0) }) else {
@@ -51,6 +60,26 @@ package struct KeyOrder: Sendable {
             return insert(entry)
         }
         chunks[chunk][position] = entry
+    }
+
+    /// Puts `entry` in the place of `replaced`, the entry the order holds for the same key, and
+    /// returns that place. Looks at `hint` first, where `replaced` went when it was put there: it
+    /// is still there unless entries were added or removed before it since, which a look at the
+    /// hinted place tells, and then it is searched for by key.
+    mutating func replace(_ replaced: StoredEntry, with entry: StoredEntry, hint: Place) -> Place {
+        let chunk = Int(hint.chunk)
+        let position = Int(hint.position)
+        if chunk >= 0, chunk < chunks.count, position < chunks[chunk].count, chunks[chunk][position].isStored(as: replaced) {
+            chunks[chunk][position] = entry
+            return hint
+        }
+        guard let (chunk, position) = entry.withKeyBytes({ find($0) }) else {
+            assertionFailure("replacing an entry the order does not hold")
+            insert(entry)
+            return .unknown
+        }
+        chunks[chunk][position] = entry
+        return Place(chunk: Int32(chunk), position: Int32(position))
     }
 
     /// Removes the entry of `key`, if the order holds one.

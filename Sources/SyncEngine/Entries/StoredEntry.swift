@@ -200,6 +200,11 @@ package struct StoredEntry: @unchecked Sendable {
         }
     }
 
+    /// Whether this is `other`, the same stored bytes, not only equal ones.
+    func isStored(as other: StoredEntry) -> Bool {
+        buffer === other.buffer
+    }
+
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         let header = self.header
