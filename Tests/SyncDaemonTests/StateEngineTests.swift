@@ -67,8 +67,8 @@ func withEngine(
 
 extension StateEngine {
     /// A list, read wherever its size says.
-    func listed(prefix: String, limit: Int? = nil) -> Listing {
-        switch list(prefix: prefix, limit: limit) {
+    func listed(prefix: String, start: String = "", limit: Int? = nil) -> Listing {
+        switch list(prefix: prefix, start: start, limit: limit) {
         case .listed(let listing): listing
         case .tooLarge(let large): large.read()
         }
@@ -219,13 +219,43 @@ extension Result where Failure == SharedStateError {
         }
     }
 
+    /// A list from a start key: the next page of a long list, and a skip past a folder, whether
+    /// read under the lock or, past `entriesReadInPlace`, from a copy of the order.
+    @Test(arguments: [1_000, 2])
+    func aListStartsAtItsStartKey(entriesReadInPlace: Int) async throws {
+        var configuration = StateEngine.Configuration()
+        configuration.entriesReadInPlace = entriesReadInPlace
+        try await withEngine(configuration: configuration) { engine in
+            for key in ["a", "b/1", "b/2", "b/3", "b0", "c/1", "d"] { _ = await engine.put(key, "1") }
+            func keys(_ prefix: String, from start: String, limit: Int? = nil) -> [String] {
+                engine.listed(prefix: prefix, start: start, limit: limit).entries.map(\.key)
+            }
+            #expect(keys("", from: "b/2") == ["b/2", "b/3", "b0", "c/1", "d"])
+            // Past everything under b/: its last "/" raised to "0".
+            #expect(keys("", from: "b0", limit: 1) == ["b0"])
+            #expect(keys("", from: "b0\u{0}", limit: 1) == ["c/1"])
+            // A start before the prefix starts at the prefix; one after everything lists nothing.
+            #expect(keys("b/", from: "a") == ["b/1", "b/2", "b/3"])
+            #expect(keys("b/", from: "b/9").isEmpty)
+            let page = engine.listed(prefix: "b/", start: "b/1\u{0}", limit: 1)
+            #expect(page.entries.map(\.key) == ["b/2"])
+            #expect(page.hasMore)
+        }
+    }
+
+    /// An event's revision, and its kind unless it is a change.
+    static func revisionAndKind(_ event: Sharedstate_V1_WatchEvent) -> String {
+        event.kind == .changes ? "\(event.revision)" : "\(event.revision) \(event.kind == .progress ? "progress" : "\(event.kind)")"
+    }
+
     @Test func replayFromARevisionThenLiveWithoutGapOrDuplicate() async throws {
         try await withEngine { engine in
             for index in 1...10 { _ = await engine.put("r/\(index)", "\(index)") }
             let subscriber = CollectingSubscriber()
             try await engine.startWatch(id: 2, prefixes: [""], start: .after(4), subscriber: subscriber)
             for index in 11...15 { _ = await engine.put("r/\(index)", "\(index)") }
-            #expect(subscriber.events.map(\.revision) == Array(5...15))
+            // The replay (5 to 10), a progress notice where it ends, then live.
+            #expect(subscriber.events.map(Self.revisionAndKind) == (5...10).map { "\($0)" } + ["10 progress"] + (11...15).map { "\($0)" })
             guard case .response(let response) = subscriber.received.first?.kind else {
                 Issue.record("the watch response must come first")
                 return
@@ -343,7 +373,7 @@ extension Result where Failure == SharedStateError {
             }
             let subscriber = CollectingSubscriber()
             try await engine.startWatch(id: 1, prefixes: [], start: .after(6), subscriber: subscriber)
-            #expect(subscriber.events.map(\.revision) == [7, 8, 9, 10])
+            #expect(subscriber.events.map(Self.revisionAndKind) == ["7", "8", "9", "10", "10 progress"])
             #expect(engine.listed(prefix: "k/").entries.count == 3)
             do {
                 try await engine.compact(through: 11)

@@ -949,6 +949,9 @@ public nonisolated struct Sharedstate_V1_ListRequest: Sendable {
   /// At most this many entries, in key order; 0 means no limit.
   public var limit: UInt32 = 0
 
+  /// Only keys at or after this one, in byte order; empty: from the first key under the prefix.
+  public var start: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2974,7 +2977,7 @@ nonisolated extension Sharedstate_V1_DeleteResponse: SwiftProtobuf.Message, Swif
 
 nonisolated extension Sharedstate_V1_ListRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ListRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}prefix\0\u{1}limit\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}prefix\0\u{1}limit\0\u{1}start\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2984,6 +2987,7 @@ nonisolated extension Sharedstate_V1_ListRequest: SwiftProtobuf.Message, SwiftPr
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.prefix) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.start) }()
       default: break
       }
     }
@@ -2996,12 +3000,16 @@ nonisolated extension Sharedstate_V1_ListRequest: SwiftProtobuf.Message, SwiftPr
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 2)
     }
+    if !self.start.isEmpty {
+      try visitor.visitSingularStringField(value: self.start, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_ListRequest, rhs: Sharedstate_V1_ListRequest) -> Bool {
     if lhs.prefix != rhs.prefix {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.start != rhs.start {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -252,12 +252,35 @@ public final class SharedStateClient: Sendable {
     ///
     /// - Parameter limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
     public nonisolated(nonsending) func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
+        try await list(prefix: prefix, startingAt: "", limit: limit)
+    }
+
+    /// The entries whose keys start with `prefix`, in key order, from the first key at or after
+    /// `start` (in byte order) on: the next page of a long list starts at the key after the last
+    /// one read, and a reader skips what lies under a key's folder by starting past it.
+    ///
+    /// ```swift
+    /// var page = try await client.list(prefix: "doors/", limit: 100)
+    /// while page.isTruncated, let last = page.entries.last {
+    ///     page = try await client.list(prefix: "doors/", startingAt: last.key + "\0", limit: 100)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - prefix: Leading bytes of the keys; empty lists every key.
+    ///   - start: The first key to list, if it exists; keys before it are left out. Empty, or
+    ///     before `prefix`: from the first key under `prefix`.
+    ///   - limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
+    public nonisolated(nonsending) func list(prefix: String = "", startingAt start: String, limit: Int? = nil) async throws(SharedStateError)
+        -> ListResult
+    {
         try KeyRules.validatePrefix(prefix, limits: limits)
         try RequestRules.validateListLimit(limit)
         let result = try await call(
             .list(
                 .with {
                     $0.prefix = prefix
+                    $0.start = start
                     $0.limit = UInt32(clamping: limit ?? 0)
                 })
         )

@@ -87,19 +87,22 @@ package struct EntryTable: Sendable {
         deletedKeys.removeAll()
     }
 
-    /// The entries whose keys start with `prefix`, in byte order of their keys; at most `limit`.
-    package func entries(withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil) -> [StoredEntry] {
-        Self.entries(in: order, withPrefix: prefix, limit: limit, where: isIncluded)
+    /// The entries whose keys start with `prefix`, from the first at or after `start` on, in byte
+    /// order of their keys; at most `limit`.
+    package func entries(
+        withPrefix prefix: String, from start: String = "", limit: Int? = nil, where isIncluded: KeyFilter? = nil
+    ) -> [StoredEntry] {
+        Self.entries(in: order, withPrefix: prefix, from: start, limit: limit, where: isIncluded)
     }
 
-    /// The entries of `order` whose keys start with `prefix` and that `isIncluded` lets through,
-    /// in byte order of their keys; at most `limit`.
+    /// The entries of `order` whose keys start with `prefix`, from the first at or after `start`
+    /// on, that `isIncluded` lets through, in byte order of their keys; at most `limit`.
     static func entries(
-        in order: KeyOrder, withPrefix prefix: String, limit: Int? = nil, where isIncluded: KeyFilter? = nil
+        in order: KeyOrder, withPrefix prefix: String, from start: String = "", limit: Int? = nil, where isIncluded: KeyFilter? = nil
     ) -> [StoredEntry] {
         var found: [StoredEntry] = []
         if let limit, limit <= 0 { return found }
-        order.forEach(withPrefix: prefix) { entry in
+        order.forEach(withPrefix: prefix, from: start) { entry in
             if isIncluded?(entry.key) != false { found.append(entry) }
             return limit.map { found.count < $0 } ?? true
         }

@@ -116,12 +116,13 @@ package struct KeyOrder: Sendable {
     }
 
     /// Calls `body` with the entries whose keys start with `prefix`, in byte order of their keys,
-    /// until it returns false.
-    func forEach(withPrefix prefix: String, _ body: (StoredEntry) -> Bool) {
+    /// from the first key at or after `start` on, until it returns false.
+    func forEach(withPrefix prefix: String, from start: String = "", _ body: (StoredEntry) -> Bool) {
         guard !chunks.isEmpty else { return }
         var prefix = prefix
+        var start = start
         prefix.withUTF8 { prefix in
-            var (chunk, position) = place(of: prefix)
+            var (chunk, position) = start.withUTF8 { start in place(of: KeyByteOrder.compare(start, prefix) > 0 ? start : prefix) }
             while chunk < chunks.count {
                 let entries = chunks[chunk]
                 while position < entries.count {

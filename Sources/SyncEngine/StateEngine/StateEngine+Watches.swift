@@ -131,6 +131,9 @@ package extension StateEngine {
         case .replay(let through):
             frames = [WatchFrames.response(watchID: watch.id, revision: watch.startsAfter)]
             frames.append(contentsOf: try await replayedFrames(of: watch, through: through))
+            // Caught up: a reader of history (`syncctl inspect`'s time travel) knows it has every
+            // change through `through` without waiting for the next one or for a progress round.
+            frames.append(WatchFrames.progress(watchID: watch.id, revision: through))
         case .entries(let order, let kind, let revision, let respondsFirst):
             frames = respondsFirst ? [WatchFrames.response(watchID: watch.id, revision: revision)] : []
             do {

@@ -162,40 +162,44 @@ package final class StateEngine: Sendable {
         fileprivate let order: KeyOrder
         fileprivate let revision: UInt64
         fileprivate let prefix: String
+        fileprivate let start: String
         fileprivate let limit: Int?
         fileprivate let readable: KeyFilter?
 
         /// Reads the entries: it takes time, so call it off the event loop (as its encoding).
         package func read() -> Listing {
-            StateEngine.listing(in: order, prefix: prefix, limit: limit, readable: readable, revision: revision)
+            StateEngine.listing(in: order, prefix: prefix, start: start, limit: limit, readable: readable, revision: revision)
         }
     }
 
-    /// The entries whose keys start with `prefix`, in key order, at most `limit` of them; or,
-    /// when there are more than ``Configuration/entriesReadInPlace``, a ``LargeListing`` to read
-    /// elsewhere.
-    package func list(prefix: String, limit: Int?, readable: KeyFilter? = nil) -> ListOutcome {
+    /// The entries whose keys start with `prefix`, in key order, from the first at or after
+    /// `start` on, at most `limit` of them; or, when there are more than
+    /// ``Configuration/entriesReadInPlace``, a ``LargeListing`` to read elsewhere.
+    package func list(prefix: String, start: String = "", limit: Int?, readable: KeyFilter? = nil) -> ListOutcome {
         let budget = configuration.entriesReadInPlace
         return published.withLock { state in
             if let limit, limit <= budget {
                 let listing = Self.listing(
-                    in: state.entries.order, prefix: prefix, limit: limit, readable: readable, revision: state.revision)
+                    in: state.entries.order, prefix: prefix, start: start, limit: limit, readable: readable, revision: state.revision)
                 return .listed(listing)
             }
-            let found = state.entries.entries(withPrefix: prefix, limit: budget + 1, where: readable)
+            let found = state.entries.entries(withPrefix: prefix, from: start, limit: budget + 1, where: readable)
             if found.count <= budget {
                 let entries = found.prefix(limit ?? found.count).map { $0.entry() }
                 return .listed(Listing(entries: entries, revision: state.revision, hasMore: found.count > entries.count))
             }
             let large = LargeListing(
-                order: state.entries.order, revision: state.revision, prefix: prefix, limit: limit, readable: readable)
+                order: state.entries.order, revision: state.revision, prefix: prefix, start: start, limit: limit, readable: readable)
             return .tooLarge(large)
         }
     }
 
-    private static func listing(in order: KeyOrder, prefix: String, limit: Int?, readable: KeyFilter?, revision: UInt64) -> Listing {
+    private static func listing(
+        in order: KeyOrder, prefix: String, start: String, limit: Int?, readable: KeyFilter?, revision: UInt64
+    ) -> Listing {
         // One more than asked for tells whether there is more.
-        var entries = entries(in: order, selectedBy: [prefix], readable: readable, limit: limit.map { $0 + 1 })
+        let found = EntryTable.entries(in: order, withPrefix: prefix, from: start, limit: limit.map { $0 + 1 }, where: readable)
+        var entries = found.map { $0.entry() }
         let hasMore = limit.map { entries.count > $0 } ?? false
         if let limit, hasMore { entries.removeSubrange(limit...) }
         return Listing(entries: entries, revision: revision, hasMore: hasMore)

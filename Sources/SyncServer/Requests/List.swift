@@ -9,6 +9,7 @@ extension Sharedstate_V1_ListRequest: ClientRequest {
         try session.requireSomeRead(under: [prefix], call.access)
         let outcome = session.engine.list(
             prefix: prefix,
+            start: start,
             limit: limit == 0 ? nil : Int(limit),
             readable: session.readFilter(call.access)
         )

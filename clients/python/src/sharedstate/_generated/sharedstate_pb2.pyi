@@ -227,12 +227,14 @@ class HistoryResponse(_message.Message):
     def __init__(self, changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., compacted_revision: _Optional[int] = ..., origins: _Optional[_Iterable[_Union[Origin, _Mapping]]] = ...) -> None: ...
 
 class ListRequest(_message.Message):
-    __slots__ = ["limit", "prefix"]
+    __slots__ = ["limit", "prefix", "start"]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
     limit: int
     prefix: str
-    def __init__(self, prefix: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    start: str
+    def __init__(self, prefix: _Optional[str] = ..., limit: _Optional[int] = ..., start: _Optional[str] = ...) -> None: ...
 
 class ListResponse(_message.Message):
     __slots__ = ["entries", "revision", "truncated"]
