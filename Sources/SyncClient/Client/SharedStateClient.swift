@@ -271,9 +271,9 @@ public final class SharedStateClient: Sendable {
     ///   - start: The first key to list, if it exists; keys before it are left out. Empty, or
     ///     before `prefix`: from the first key under `prefix`.
     ///   - limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
-    public nonisolated(nonsending) func list(prefix: String = "", startingAt start: String, limit: Int? = nil) async throws(SharedStateError)
-        -> ListResult
-    {
+    public nonisolated(nonsending) func list(
+        prefix: String = "", startingAt start: String, limit: Int? = nil
+    ) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
         try RequestRules.validateListLimit(limit)
         let result = try await call(
