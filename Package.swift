@@ -208,7 +208,13 @@ let package = Package(
                 "SyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+                // `syncctl inspect` serves its page with NIO's HTTP/1 server, as syncd's metrics.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            // The inspector's page, compiled into the binary: nothing to install beside it.
+            resources: [.embedInCode("Inspect/inspector.html")]
         ),
         // Benchmarks of the store runtime (syncctl bench measures the daemon).
         .executableTarget(

@@ -18,9 +18,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Connects to syncd, or exits with code 4 and a message naming the socket.
     ///
-    /// - Parameter reconnects: Whether the client reconnects when syncd goes away.
-    func connect(reconnects: Bool = true) async throws -> SharedStateClient {
-        var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: "syncctl")
+    /// - Parameters:
+    ///   - reconnects: Whether the client reconnects when syncd goes away.
+    ///   - clientName: The name `syncctl clients` and the writers of revisions show.
+    func connect(reconnects: Bool = true, clientName: String = "syncctl") async throws -> SharedStateClient {
+        var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: clientName)
         configuration.reconnects = reconnects
         // Not through CommandFailure.exitOnError: a closure capturing the `var` above crashed when
         // the typed-throwing connect failed (Swift 6.3.1, debug builds).

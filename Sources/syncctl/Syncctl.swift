@@ -13,7 +13,8 @@ struct Syncctl: AsyncParsableCommand {
             """,
         subcommands: [
             StatusCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self, ListCommand.self, CountCommand.self,
-            WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, TopCommand.self, CompactCommand.self,
+            WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, TopCommand.self, InspectCommand.self,
+            CompactCommand.self,
             BackupCommand.self,
             RestoreCommand.self,
             BenchCommand.self,

@@ -38,16 +38,21 @@ enum PythonEnvironment {
 
     /// The venv's python, after creating the venv and installing the client and pytest into it
     /// if they are not there yet.
-    static func prepare(scratch: Scratch) async throws -> String {
+    ///
+    /// - Parameters:
+    ///   - packages: More packages from PyPI to install (the browser tests' `playwright`).
+    ///   - modules: Modules whose import tells that those are installed.
+    static func prepare(scratch: Scratch, also packages: [String] = [], probing modules: String = "") async throws -> String {
         let python = venv + "/bin/python"
         if !FileManager.default.isExecutableFile(atPath: python) {
             try await run("/usr/bin/env", ["python3", "-m", "venv", venv], scratch: scratch, name: "venv")
         }
-        let probe = try ChildProcess(python, ["-c", "import google.protobuf, pytest, pytest_timeout"], scratch: scratch, name: "probe")
+        let imports = "google.protobuf, pytest, pytest_timeout" + (modules.isEmpty ? "" : ", " + modules)
+        let probe = try ChildProcess(python, ["-c", "import " + imports], scratch: scratch, name: "probe")
         if try await probe.waitForExit() != 0 {
             try await run(
                 python,
-                ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", client + "[test]"],
+                ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", client + "[test]"] + packages,
                 scratch: scratch,
                 name: "pip"
             )
