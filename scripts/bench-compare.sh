@@ -117,6 +117,13 @@ d1=$(cpu_us "$redis_pid")
 cpu_row "lone write, 1 conn × pipeline 1" "$(per_op "$c0" "$c1" $((puts / 10)))" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
 sv=$(json p50_us <<<"$s"); rv=$(python3 -c "print(round($(printf '%s\n' "$r" | csv_field 4) * 1000))")
 row "write round trip p50 µs, 1 conn × pipeline 1" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.5×"
+# The same from one C writer on both sides: the same client's wake-ups on both servers.
+c0=$(cpu_us "$syncd_pid")
+"$dir/fanout-peer" writers syncd "$syncd_socket" 1 $((puts / 10)) 1 100 >/dev/null
+c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
+"$dir/fanout-peer" writers redis "$redis_socket" 1 $((puts / 10)) 1 100 >/dev/null
+d1=$(cpu_us "$redis_pid")
+cpu_row "lone write from a C writer, 1 conn × pipeline 1" "$(per_op "$c0" "$c1" $((puts / 10)))" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
 
 # Fan-out: one writer, pipeline 16, to 8 subscriber processes.
 c0=$(cpu_us "$syncd_pid")
