@@ -84,9 +84,9 @@ def test_time_travel_shows_an_older_value_and_says_when_a_revision_was_compacted
     assert "false" in entry.inner_text()
     assert page.query_selector(".travel-entry[data-key='lights/kitchen']") is None
     page.click("#travel-forward")
-    page.wait_for_selector(f"#travel-message:has-text('{second}')", timeout=5_000)
-    assert "true" in page.inner_text(".travel-entry[data-key='lights/hall']")
-    assert "/on" in page.inner_text("#travel-diff")
+    page.wait_for_selector(f"#travel-message:has-text('State at revision {second} ')", timeout=5_000)
+    page.wait_for_selector(".travel-entry[data-key='lights/hall']:has-text('true')", timeout=5_000)
+    page.wait_for_selector("#travel-diff:has-text('/on')", timeout=5_000)
 
     daemon.syncctl("compact", "--revision", str(second))
     page.fill("#travel-revision", str(first))
@@ -167,22 +167,25 @@ def test_the_page_answers_clicks_quickly_under_a_thousand_writes_a_second(
         daemon.put(f"load/{index}", '{"n": 0}')
     open_page(page, inspector)
     stop = threading.Event()
-    written = [0]
+    written = [0, 0, 0, 0]
 
-    def write() -> None:
-        with sharedstate.connect(daemon.socket, client_name="load-writer") as client:
+    def write(lane: int) -> None:
+        # Four writers of 250 a second each: a round trip per write, so four keep the pace on a
+        # busy machine where one could not.
+        with sharedstate.connect(daemon.socket, client_name=f"load-writer-{lane}") as client:
             started = time.monotonic()
             while not stop.is_set():
-                # Paced: the n-th write at n milliseconds.
-                due = started + written[0] / 1000
-                delay = due - time.monotonic()
+                # Paced: the n-th write of this lane at 4n milliseconds.
+                delay = started + written[lane] / 250 - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-                client.put(f"load/{written[0] % 20}", {"n": written[0]}, cause="load")
-                written[0] += 1
+                client.put(f"load/{lane * 5 + written[lane] % 5}", {"n": written[lane]}, cause="load")
+                written[lane] += 1
 
-    writer = threading.Thread(target=write)
-    writer.start()
+    writers = [threading.Thread(target=write, args=(lane,)) for lane in range(4)]
+    for writer in writers:
+        writer.start()
+    began = time.monotonic()
     try:
         time.sleep(2)
         latencies = []
@@ -209,10 +212,12 @@ def test_the_page_answers_clicks_quickly_under_a_thousand_writes_a_second(
         rows = page.eval_on_selector_all(".change-row", "rows => rows.length")
     finally:
         stop.set()
-        writer.join(timeout=10)
-    seconds = 10
-    print(f"{written[0]} writes in about {seconds} s; click → detail {sorted(round(x) for x in latencies)} ms; {rows} rows kept")
-    assert written[0] >= 5_000, "the writer did not keep up its pace"
+        for writer in writers:
+            writer.join(timeout=10)
+    total, seconds = sum(written), time.monotonic() - began
+    print(f"{total} writes in {seconds:.1f} s; click → detail {sorted(round(x) for x in latencies)} ms; {rows} rows kept")
+    # The pace is the premise: a machine too busy to write half of it measured nothing.
+    assert total >= 500 * seconds, f"the writers made {total} writes in {seconds:.1f} s, not 1,000 a second"
     assert rows <= 500
     assert statistics.median(latencies) <= 200
     assert page.errors == []
