@@ -13,7 +13,9 @@ struct InspectorHTTPServer: Sendable {
     let feed: InspectorFeed
     let page: [UInt8]
 
-    /// Binds `address`; returns the channel and the port it listens on.
+    /// Binds `address`; returns the listening channel and the gate for the port it got (which
+    /// `Host` headers name it), holding `token`. A connection that comes before the gate is made
+    /// is closed.
     func bind(_ address: InspectorAddress, token: String) async throws -> (channel: any Channel, gate: InspectorGate) {
         let gateBox = NIOLockedValueBox<InspectorGate?>(nil)
         let server = self
