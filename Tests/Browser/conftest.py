@@ -70,12 +70,22 @@ class Daemon:
     def __init__(self, directory: Path, processes: Processes, extra: list[str] | None = None) -> None:
         self.directory = directory
         self.socket = str(directory / "syncd.sock")
-        self.process = processes.start(
-            [str(SYNCD), "--socket", self.socket, "--database", str(directory / "state.sqlite"), *(extra or [])],
+        self.processes = processes
+        self.extra = extra or []
+        self.start()
+
+    def start(self) -> None:
+        self.process = self.processes.start(
+            [str(SYNCD), "--socket", self.socket, "--database", str(self.directory / "state.sqlite"), *self.extra],
             stdout=subprocess.DEVNULL,
-            stderr=open(directory / "syncd.log", "wb"),
+            stderr=open(self.directory / "syncd.log", "ab"),
         )
         eventually(lambda: self.syncctl("status", check=False).returncode == 0, "syncd to answer", timeout=15)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash: nothing is said to the clients."""
+        self.process.kill()
+        self.process.wait(timeout=10)
 
     def syncctl(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(

@@ -95,6 +95,20 @@ def test_time_travel_shows_an_older_value_and_says_when_a_revision_was_compacted
     assert page.errors == [] or all("410" in error for error in page.errors)
 
 
+def test_the_page_goes_on_after_syncd_crashes_and_comes_back(daemon: Daemon, inspector: Inspector, page: Any) -> None:
+    daemon.put("doors/front", '{"locked": false}')
+    open_page(page, inspector)
+    daemon.kill()
+    # Meanwhile the inspector answers, saying what is wrong.
+    status, body = inspector.get("/api/status")
+    assert status == 502 and "syncd" in body, body
+    daemon.start()
+    # The inspector's client reconnects and its watch resumes: the next revision reaches the page.
+    revision = daemon.put("doors/front", '{"locked": true}', cause="after the crash")
+    page.wait_for_selector(f".change-row[data-revision='{revision}']", timeout=15_000)
+    assert "after the crash" in page.inner_text(f".change-row[data-revision='{revision}']")
+
+
 POLICY = {
     "grants": [
         {"prefix": "public/", "groups": ["nogroup"], "read": True},
