@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import SharedStateWire
 import SyncEngine
 
 /// Serves syncd's metrics over HTTP for a Prometheus scraper: `GET /metrics` in the text
@@ -17,12 +18,11 @@ package final class MetricsHTTPServer: Service {
     /// - Parameter address: `HOST:PORT`; port 0 takes a free one (logged as "metrics listening").
     /// - Throws: `DaemonStartError` when the address is not `HOST:PORT`.
     package init(address: String, text: @escaping @Sendable () -> String, logger: Logger) throws {
-        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port)
-        else {
+        guard let parsed = HostAndPort(parsing: address) else {
             throw DaemonStartError("--metrics-address must be HOST:PORT, like 127.0.0.1:9464, not \"\(address)\"")
         }
-        self.host = String(address[..<colon]).trimmingCharacters(in: ["[", "]"])
-        self.port = port
+        self.host = parsed.host
+        self.port = parsed.port
         self.text = text
         self.logger = logger
     }

@@ -1,3 +1,5 @@
+import SharedStateWire
+
 /// Where `syncctl inspect` listens: a loopback address only, since the page shows the state to
 /// whoever reaches it (the token aside).
 struct InspectorAddress: Equatable {
@@ -8,14 +10,12 @@ struct InspectorAddress: Equatable {
 
     /// Parses `HOST:PORT` (`[::1]:PORT` for IPv6).
     ///
-    /// - Throws: ``Failure`` naming what is wrong: no port, a port out of range, or a host that
-    ///   is not loopback.
+    /// - Throws: ``Failure`` naming what is wrong: not `HOST:PORT`, or a host that is not loopback.
     init(parsing text: String) throws(Failure) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
-            throw Failure("--address must be HOST:PORT, like 127.0.0.1:8470, not \"\(text)\"")
+        guard let address = HostAndPort(parsing: text) else {
+            throw Failure("--address must be HOST:PORT with a port from 0 to 65535, like 127.0.0.1:8470, not \"\(text)\"")
         }
-        guard (0...65535).contains(port) else { throw Failure("--address: port \(port) is not between 0 and 65535") }
-        let host = String(text[..<colon]).trimmingCharacters(in: ["[", "]"])
+        let (host, port) = (address.host, address.port)
         guard Self.isLoopback(host) else {
             throw Failure(
                 "--address: \(host) is not a loopback address; the inspector shows the state to whoever reaches it, "
