@@ -135,7 +135,7 @@ struct InspectorAPI: Sendable {
         let listed = try await client.list(prefix: prefix, limit: limit)
         return .ok(
             InspectorJSON.object([
-                "entries": InspectorJSON.array(listed.entries.map { InspectorJSON.entry($0) }),
+                "entries": InspectorJSON.array(listed.entries.map { JSONObject.entry($0).rendered }),
                 "revision": InspectorJSON.number(listed.revision),
                 "truncated": InspectorJSON.bool(listed.isTruncated),
             ]))
@@ -160,7 +160,7 @@ struct InspectorAPI: Sendable {
         }
         return .ok(
             InspectorJSON.object([
-                "entry": InspectorJSON.entry(entry),
+                "entry": JSONObject.entry(entry).rendered,
                 "owner": owner,
                 "history": InspectorJSON.array(changes),
             ]))
@@ -244,7 +244,7 @@ struct InspectorAPI: Sendable {
             InspectorJSON.object([
                 "revision": InspectorJSON.number(revision),
                 "currentRevision": InspectorJSON.number(now.revision),
-                "entries": InspectorJSON.array(sorted.prefix(Self.stateLimit).map { InspectorJSON.entry($0) }),
+                "entries": InspectorJSON.array(sorted.prefix(Self.stateLimit).map { JSONObject.entry($0).rendered }),
                 "truncated": InspectorJSON.bool(now.isTruncated || sorted.count > Self.stateLimit),
                 "unknownPrevious": InspectorJSON.number(unknown),
             ]))

@@ -1,11 +1,12 @@
 import Foundation
+import NIOCore
 import SyncClient
 import Synchronization
 
 /// Where the live stream's events go: an open `/api/stream` response.
 protocol InspectorStreamSubscriber: AnyObject, Sendable {
-    /// Sends one Server-Sent Event, already formatted.
-    func send(_ event: String)
+    /// Sends one Server-Sent Event, already formatted; the bytes are shared by every stream.
+    func send(_ event: ByteBuffer)
 }
 
 /// The page's live stream: one watch of every key this user may read, from now on, with
@@ -66,7 +67,10 @@ final class InspectorFeed: Sendable {
     }
 
     private func broadcast(_ event: String) {
-        for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.send(event) }
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        guard !subscribers.isEmpty else { return }
+        let bytes = ByteBuffer(string: event)
+        for subscriber in subscribers { subscriber.send(bytes) }
     }
 
     static func event(_ name: String, _ json: String) -> String {
@@ -77,6 +81,8 @@ final class InspectorFeed: Sendable {
         while !Task.isCancelled {
             do {
                 for try await batch in client.watch(prefixes: [""], start: .now, previousValues: true) {
+                    // Nothing is named or encoded while no page is open.
+                    guard state.withLock({ !$0.subscribers.isEmpty }) else { continue }
                     switch batch.kind {
                     case .changes:
                         let writer = await writers.name(of: batch.writerSession, revision: batch.revision, key: batch.changes.first?.key)

@@ -158,17 +158,19 @@ private final class EventStream: InspectorStreamSubscriber {
         self.channel = channel
     }
 
-    func send(_ event: String) {
+    func send(_ event: ByteBuffer) {
         guard channel.isWritable else {
             missedSome.withLockedValue { $0 = true }
             return
         }
-        var text = event
         if missedSome.withLockedValue({ missed in
-            defer { missed = false }; return missed
+            defer { missed = false }
+            return missed
         }) {
-            text = InspectorFeed.event("resync", "{}") + text
+            channel.write(HTTPServerResponsePart.body(.byteBuffer(Self.resync)), promise: nil)
         }
-        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: text))), promise: nil)
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(event)), promise: nil)
     }
+
+    private static let resync = ByteBuffer(string: InspectorFeed.event("resync", "{}"))
 }

@@ -23,17 +23,6 @@ enum InspectorJSON {
         data.count > limit ? object(["truncated": number(data.count)]) : JSONObject.compacted(data)
     }
 
-    static func entry(_ entry: Entry, valueLimit: Int = .max) -> String {
-        object([
-            "key": string(entry.key),
-            "value": value(entry.value, limit: valueLimit),
-            "version": number(entry.version),
-            "createRevision": number(entry.createRevision),
-            "modRevision": number(entry.modRevision),
-            "ephemeralSession": number(entry.ephemeralSession),
-        ])
-    }
-
     static func writer(_ writer: InspectorWriters.Name) -> String {
         object(["sessionID": number(writer.sessionID), "name": string(writer.name), "pid": number(writer.pid)])
     }
