@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import threading
 import time
 
-import sharedstate
+from load import paced_writes, timed_click_on_newest_revision
 from playwright.sync_api import sync_playwright
 
 socket, url = sys.argv[1], sys.argv[2]
@@ -39,48 +38,16 @@ with sync_playwright() as playwright:
         "ms",
     )
 
-    stop = threading.Event()
-    written = [0]
-
-    def write() -> None:
-        with sharedstate.connect(socket, client_name="load-writer") as client:
-            started = time.monotonic()
-            while not stop.is_set():
-                delay = started + written[0] / 1000 - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                client.put(f"load/{written[0] % 100}", {"n": written[0]}, cause="load")
-                written[0] += 1
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    started = time.monotonic()
     latencies = []
-    time.sleep(1)
-    while time.monotonic() - started < 10:
-        latencies.append(
-            page.evaluate(
-                """() => new Promise(resolve => {
-                    const row = document.querySelector('.change-row');
-                    const revision = row.dataset.revision;
-                    const detail = document.querySelector('#detail-revision');
-                    const started = performance.now();
-                    const done = () => detail && detail.textContent.includes(revision);
-                    const observer = new MutationObserver(() => {
-                        if (done()) { observer.disconnect(); resolve(performance.now() - started); }
-                    });
-                    observer.observe(document.body, {subtree: true, childList: true, characterData: true});
-                    row.click();
-                    if (done()) { observer.disconnect(); resolve(performance.now() - started); }
-                })"""
-            )
-        )
-        time.sleep(0.5)
-    stop.set()
-    writer.join()
+    started = time.monotonic()
+    with paced_writes(socket, per_second=1_000, keys=100) as written:
+        time.sleep(1)
+        while time.monotonic() - started < 10:
+            latencies.append(timed_click_on_newest_revision(page))
+            time.sleep(0.5)
     elapsed = time.monotonic() - started
     print(
-        f"under {written[0] / elapsed:.0f} writes/s for {elapsed:.0f} s: click → revision shown, "
+        f"under {sum(written) / elapsed:.0f} writes/s for {elapsed:.0f} s: click → revision shown, "
         f"median {statistics.median(latencies):.0f} ms, max {max(latencies):.0f} ms ({len(latencies)} clicks)"
     )
     browser.close()
