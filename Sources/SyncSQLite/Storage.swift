@@ -393,8 +393,7 @@ package final class Storage: Sendable {
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
         let builder = EntryTableBuilder(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
-        var batch: [StoredEntry] = []
-        batch.reserveCapacity(Self.loadBatch)
+        var batch = EncodedEntries(reservingBytes: Self.loadBatchBytes + (16 << 10))
         do {
             // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
             // the start-up time.
@@ -408,20 +407,17 @@ package final class Storage: Sendable {
                 if code == SQLITE_DONE { break }
                 guard code == SQLITE_ROW else { throw error(code, db) }
                 batch.append(
-                    StoredEntry.make(
-                        key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
-                        value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
-                        version: UInt64(sqlite3_column_int64(handle, 2)),
-                        createRevision: UInt64(sqlite3_column_int64(handle, 3)),
-                        modRevision: UInt64(sqlite3_column_int64(handle, 4)),
-                        ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
-                    )
+                    key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
+                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
+                    version: UInt64(sqlite3_column_int64(handle, 2)),
+                    createRevision: UInt64(sqlite3_column_int64(handle, 3)),
+                    modRevision: UInt64(sqlite3_column_int64(handle, 4)),
+                    ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
                 )
-                if batch.count == Self.loadBatch {
+                if batch.byteCount >= Self.loadBatchBytes {
                     // Indexed on the builder's thread while this one reads on.
                     builder.add(batch)
-                    batch = []
-                    batch.reserveCapacity(Self.loadBatch)
+                    batch = EncodedEntries(reservingBytes: Self.loadBatchBytes + (16 << 10))
                 }
             }
         } catch {
@@ -461,7 +457,8 @@ package final class Storage: Sendable {
     }
 
     /// How many entries start-up reads before it hands them to be indexed.
-    private static let loadBatch = 4096
+    /// How many bytes of entries start-up reads before it hands them to the table's builder.
+    private static let loadBatchBytes = 512 << 10
 
     /// The last revision the database holds: the change log may hold revisions after the last
     /// one materialised.

@@ -1,11 +1,17 @@
-/// Every committed entry, found by key, and in key order. The entries carry their own keys, so
-/// the index by key (``KeyIndex``) is a table of 8-byte references: a dictionary keyed by
-/// `String` spends 16 more bytes per slot. The order (``KeyOrder``) holds the same references
-/// sorted by key, to find the entries under a prefix without a scan and to read them from a
-/// copy, without the engine's lock.
+/// Every committed entry, found by key, and in key order. The entries' bytes sit in cells of
+/// slabs an ``EntryArena`` shares out, and the index by key (``KeyIndex``) and the order
+/// (``KeyOrder``) hold 4-byte handles to them: with a million keys of 100-byte values that is
+/// about 150 bytes a key all told, where an object an entry and references to it took 186.
+/// The order holds the slabs too (``EntrySlabs``), so that a copy of it can be read without the
+/// engine's lock.
+///
+/// The table keeps copies of the entries it is given: an entry made on its own (planning a
+/// write makes one) is copied into a cell, and the entries the table gives out hold the slab
+/// their cell is in.
 package struct EntryTable: Sendable {
     private var index: KeyIndex
     private(set) var order = KeyOrder()
+    private var arena = EntryArena()
     /// Whether ``set(_:to:)`` notes what it changes, for ``changes``: on for a store that writes
     /// the current entries out in batches (SQLite's `entries` table), off by default.
     package var tracksChanges = false
@@ -26,49 +32,80 @@ package struct EntryTable: Sendable {
     /// How many keys the table holds.
     var count: Int { index.count }
 
+    /// How many slabs the table's entries are in.
+    var slabCount: Int { order.slabs.count }
+
     /// The entry stored under `key`.
     subscript(key: String) -> StoredEntry? {
         var key = key
-        return key.withUTF8 { index.entry($0) }
+        return key.withUTF8 { key in index.entry(key, in: order.slabs).map { order.slabs.entry($0) } }
     }
 
     /// The entry stored under the key with these UTF-8 bytes and this hash
     /// (``KeyIndex/hash(of:)-(UnsafeBufferPointer<UInt8>)``).
     func entry(_ key: UnsafeBufferPointer<UInt8>, hash: Int) -> StoredEntry? {
-        index.entry(key, hash: hash)
+        index.entry(key, hash: hash, in: order.slabs).map { order.slabs.entry($0) }
     }
 
-    /// Stores `entry` under its key, replacing the key's entry if there is one.
+    /// Stores a copy of `entry` under its key, replacing the key's entry if there is one.
     package mutating func insert(_ entry: StoredEntry) {
-        if index.update(with: entry) == nil { order.insert(entry) } else { order.replace(with: entry) }
+        insert(copying: entry.bytes, count: entry.byteCount)
     }
 
-    /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
-    /// returns the entry it replaced or removed. `hash` is the key's
+    /// Stores a copy of the entry whose ``EntryBytes`` are the `count` bytes at `bytes`, replacing
+    /// the key's entry if there is one.
+    mutating func insert(copying bytes: UnsafePointer<UInt8>, count: Int) {
+        let handle = store(bytes, count: count)
+        if let replaced = index.update(with: handle, in: order.slabs) {
+            _ = order.replace(replaced, with: handle)
+            arena.free(replaced, in: &order.slabs)
+        } else {
+            order.insert(handle)
+        }
+    }
+
+    /// A cell holding a copy of the `count` bytes at `bytes`.
+    private mutating func store(_ bytes: UnsafePointer<UInt8>, count: Int) -> EntryHandle {
+        let handle = arena.allocate(count, in: &order.slabs)
+        UnsafeMutablePointer(mutating: order.slabs.bytes(handle)).update(from: bytes, count: count)
+        return handle
+    }
+
+    /// Stores a copy of `entry` under `key` (its own), or removes the key's entry when `entry` is
+    /// nil; returns the entry it replaced or removed. `hash` is the key's
     /// (``KeyIndex/hash(of:)-(String)``) when the caller has it. Noted for ``changes`` while the
     /// table ``tracksChanges``.
     @discardableResult
     package mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            let replaced = index.update(with: entry, hash: hash, marking: tracksChanges)
-            if let replaced {
-                replace(replaced, with: entry, hash: hash ?? KeyIndex.hash(of: key))
-            } else {
-                order.insert(entry)
+            let handle = store(entry.bytes, count: entry.byteCount)
+            guard let replaced = index.update(with: handle, hash: hash, marking: tracksChanges, in: order.slabs) else {
+                order.insert(handle)
+                return nil
             }
-            return replaced
+            replace(replaced, with: handle, hash: hash ?? KeyIndex.hash(of: key))
+            // Held by the caller's copy, its cell is not reused until the caller lets go of it.
+            let previous = order.slabs.entry(replaced)
+            arena.free(replaced, in: &order.slabs)
+            return previous
         }
         var key = key
-        guard let removed = key.withUTF8({ index.remove($0, hash: hash) }) else { return nil }
-        order.remove(key)
+        let removed = key.withUTF8 { key -> EntryHandle? in
+            guard let removed = index.remove(key, hash: hash, in: order.slabs) else { return nil }
+            order.remove(key)
+            return removed
+        }
+        guard let removed else { return nil }
         if tracksChanges { deletedKeys.append(key) }
-        return removed
+        let previous = order.slabs.entry(removed)
+        arena.free(removed, in: &order.slabs)
+        return previous
     }
 
-    private mutating func replace(_ replaced: StoredEntry, with entry: StoredEntry, hash: Int) {
+    private mutating func replace(_ replaced: EntryHandle, with handle: EntryHandle, hash: Int) {
         if recentPlaces.isEmpty { recentPlaces = Array(repeating: .unknown, count: Self.recentPlaceCount) }
         let slot = hash & (Self.recentPlaceCount - 1)
-        recentPlaces[slot] = order.replace(replaced, with: entry, hint: recentPlaces[slot])
+        recentPlaces[slot] = order.replace(replaced, with: handle, hint: recentPlaces[slot])
     }
 
     /// What ``set(_:to:)`` changed since ``forgetChanges()`` (or since tracking began): the
@@ -78,7 +115,7 @@ package struct EntryTable: Sendable {
     /// It costs a pass over the index's tags (2 MB with a million keys), not a dictionary update
     /// per write, which is what a store that kept its own list of changed keys paid.
     package var changes: ChangedEntries {
-        ChangedEntries(entries: index.marked, deletedKeys: deletedKeys)
+        ChangedEntries(entries: index.marked.map { order.slabs.entry($0) }, deletedKeys: deletedKeys)
     }
 
     /// Forgets what ``changes`` reports, once the store wrote it.
@@ -110,5 +147,5 @@ package struct EntryTable: Sendable {
     }
 
     /// Every entry, in no particular order.
-    var all: some Sequence<StoredEntry> { index.all }
+    var all: [StoredEntry] { index.all.map { order.slabs.entry($0) } }
 }

@@ -9,7 +9,7 @@ import Foundation
 package final class EntryTableBuilder: @unchecked Sendable {
     // Everything below is reached only with `condition` locked.
     private let condition = NSCondition()
-    private var pending: [[StoredEntry]] = []
+    private var pending: [EncodedEntries] = []
     private var isComplete = false
     private var built: EntryTable?
 
@@ -20,12 +20,18 @@ package final class EntryTableBuilder: @unchecked Sendable {
         thread.start()
     }
 
-    /// Hands over the next entries, in key order after those handed over before.
-    package func add(_ batch: [StoredEntry]) {
-        guard !batch.isEmpty else { return }
+    /// How many batches may wait for the builder: a reader faster than it waits, instead of
+    /// piling up batches (memory the allocator keeps after start-up).
+    private static let pendingLimit = 2
+
+    /// Hands over the next entries, in key order after those handed over before; waits while
+    /// the builder is behind.
+    package func add(_ batch: EncodedEntries) {
+        guard batch.count > 0 else { return }
         condition.lock()
+        while pending.count >= Self.pendingLimit { condition.wait() }
         pending.append(batch)
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -34,7 +40,7 @@ package final class EntryTableBuilder: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         isComplete = true
-        condition.signal()
+        condition.broadcast()
         while built == nil { condition.wait() }
         return built!
     }
@@ -47,10 +53,11 @@ package final class EntryTableBuilder: @unchecked Sendable {
             let batches = pending
             pending.removeAll()
             let isLast = isComplete && batches.isEmpty
+            condition.broadcast()
             condition.unlock()
             if isLast { break }
             for batch in batches {
-                for entry in batch { table.insert(entry) }
+                batch.forEach { bytes, count in table.insert(copying: bytes, count: count) }
             }
         }
         condition.lock()

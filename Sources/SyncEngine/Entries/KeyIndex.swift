@@ -1,8 +1,9 @@
 import Foundation
 import SharedStateWire
 
-/// The entries of an ``EntryTable`` found by key: an open-addressing hash table of references
-/// (linear probing, at most half full), looked up by a key's UTF-8 bytes.
+/// The entries of an ``EntryTable`` found by key: an open-addressing hash table of
+/// ``EntryHandle``s (linear probing, at most half full), looked up by a key's UTF-8 bytes; the
+/// table's ``EntrySlabs`` turn a handle into its entry's bytes.
 ///
 /// Each slot has a tag beside it, 7 bits of its entry's hash: a probe compares the key only of
 /// an entry whose tag matches, so passing an occupied slot reads a byte, not the entry (a cache
@@ -14,8 +15,8 @@ import SharedStateWire
 /// A `Set<StoredEntry>` did this before, but a set finds an element only by an element: each
 /// lookup made an entry of its key to look with, an allocation per write planned.
 struct KeyIndex: Sendable {
-    /// A power of two long; nil marks an empty slot.
-    private var slots: [StoredEntry?]
+    /// A power of two long; 0 marks an empty slot.
+    private var slots: [UInt32]
     /// Each slot's tag (see ``tag(of:)``) and mark (``changedMark``), at the same index;
     /// meaningless for an empty slot.
     private var tags: [UInt8]
@@ -26,7 +27,7 @@ struct KeyIndex: Sendable {
     init(capacity: Int = 0) {
         var size = 8
         while size < capacity * 2 { size *= 2 }
-        slots = Array(repeating: nil, count: size)
+        slots = Array(repeating: 0, count: size)
         tags = Array(repeating: 0, count: size)
     }
 
@@ -44,11 +45,10 @@ struct KeyIndex: Sendable {
         return hasher.finalize()
     }
 
-    /// The hash of `entry`'s key. Computed, not kept in the entry: 8 more bytes put a 100-byte
-    /// value's entry in the next `malloc` size class (16 MB more with a million keys), and a put
-    /// hashes its key twice either way.
-    private static func hash(of entry: StoredEntry) -> Int {
-        entry.withKeyBytes { hash(of: $0) }
+    /// The hash of the key of the entry `handle` names. Computed, not kept: 8 more bytes an entry
+    /// are 8 MB with a million keys, and a put hashes its key twice either way.
+    private static func hash(of handle: UInt32, in slabs: EntrySlabs) -> Int {
+        hash(of: slabs.key(EntryHandle(raw: handle)))
     }
 
     /// The hash of `key`'s UTF-8 bytes.
@@ -71,40 +71,44 @@ struct KeyIndex: Sendable {
 
     /// The entry stored under `key`, whose ``hash(of:)-(UnsafeBufferPointer<UInt8>)`` is `hash`
     /// when the caller has it.
-    func entry(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key))
-        return found ? slots[slot] : nil
+    func entry(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil, in slabs: EntrySlabs) -> EntryHandle? {
+        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key), in: slabs)
+        return found ? EntryHandle(raw: slots[slot]) : nil
     }
 
-    /// Stores `entry` under its key, whose hash is `hash` when the caller has it, marked changed
-    /// when `marking` (a key marked before stays marked); returns the entry it replaced.
+    /// Stores `handle` under its entry's key, whose hash is `hash` when the caller has it,
+    /// marked changed when `marking` (a key marked before stays marked); returns the handle it
+    /// replaced.
     @discardableResult
-    mutating func update(with entry: StoredEntry, hash: Int? = nil, marking: Bool = false) -> StoredEntry? {
-        let hash = hash ?? Self.hash(of: entry)
-        let (slot, found) = entry.withKeyBytes { place(of: $0, hash: hash) }
+    mutating func update(with handle: EntryHandle, hash: Int? = nil, marking: Bool = false, in slabs: EntrySlabs) -> EntryHandle? {
+        let key = slabs.key(handle)
+        let hash = hash ?? Self.hash(of: key)
+        let (slot, found) = place(of: key, hash: hash, in: slabs)
         let replaced = slots[slot]
-        slots[slot] = entry
+        slots[slot] = handle.raw
         let mark = marking ? Self.changedMark : found ? tags[slot] & Self.changedMark : 0
         tags[slot] = Self.tag(of: hash) | mark
         if !found {
             count += 1
-            if count * 2 > slots.count { grow() }
+            if count * 2 > slots.count { grow(in: slabs) }
         }
-        return found ? replaced : nil
+        return found ? EntryHandle(raw: replaced) : nil
     }
 
     /// Removes the entry stored under `key`, whose hash is `hash` when the caller has it, and
-    /// returns it.
-    mutating func remove(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil) -> StoredEntry? {
-        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key))
-        guard found, let removed = slots[slot] else { return nil }
+    /// returns its handle.
+    mutating func remove(_ key: UnsafeBufferPointer<UInt8>, hash: Int? = nil, in slabs: EntrySlabs) -> EntryHandle? {
+        let (slot, found) = place(of: key, hash: hash ?? Self.hash(of: key), in: slabs)
+        guard found else { return nil }
+        let removed = slots[slot]
         // Move back each later entry of the run that may sit in the hole, so that every entry
         // stays reachable from its home slot without a gap.
         let mask = slots.count - 1
         var hole = slot
         var next = (slot + 1) & mask
-        while let moved = slots[next] {
-            let home = Self.hash(of: moved) & mask
+        while slots[next] != 0 {
+            let moved = slots[next]
+            let home = Self.hash(of: moved, in: slabs) & mask
             if (next &- home) & mask >= (next &- hole) & mask {
                 slots[hole] = moved
                 tags[hole] = tags[next]
@@ -112,20 +116,20 @@ struct KeyIndex: Sendable {
             }
             next = (next + 1) & mask
         }
-        slots[hole] = nil
+        slots[hole] = 0
         count -= 1
-        return removed
+        return EntryHandle(raw: removed)
     }
 
-    /// Every entry, in no particular order.
-    var all: some Sequence<StoredEntry> { slots.lazy.compactMap { $0 } }
+    /// Every entry's handle, in no particular order.
+    var all: some Sequence<EntryHandle> { slots.lazy.filter { $0 != 0 }.map { EntryHandle(raw: $0) } }
 
-    /// The entries marked changed, in no particular order.
-    var marked: [StoredEntry] {
-        var found: [StoredEntry] = []
+    /// The handles of the entries marked changed, in no particular order.
+    var marked: [EntryHandle] {
+        var found: [EntryHandle] = []
         tags.withUnsafeBufferPointer { tags in
-            for slot in tags.indices where tags[slot] & Self.changedMark != 0 {
-                if let entry = slots[slot] { found.append(entry) }
+            for slot in tags.indices where tags[slot] & Self.changedMark != 0 && slots[slot] != 0 {
+                found.append(EntryHandle(raw: slots[slot]))
             }
         }
         return found
@@ -139,27 +143,28 @@ struct KeyIndex: Sendable {
     }
 
     /// The slot holding `key`'s entry (found), or the empty one where it would go.
-    private func place(of key: UnsafeBufferPointer<UInt8>, hash: Int) -> (slot: Int, found: Bool) {
+    private func place(of key: UnsafeBufferPointer<UInt8>, hash: Int, in slabs: EntrySlabs) -> (slot: Int, found: Bool) {
         let mask = slots.count - 1
         let tag = Self.tag(of: hash)
         var slot = hash & mask
-        while let entry = slots[slot] {
-            if tags[slot] & ~Self.changedMark == tag, entry.withKeyBytes({ KeyByteOrder.compare($0, key) == 0 }) { return (slot, true) }
+        while slots[slot] != 0 {
+            if tags[slot] & ~Self.changedMark == tag, KeyByteOrder.compare(slabs.key(EntryHandle(raw: slots[slot])), key) == 0 {
+                return (slot, true)
+            }
             slot = (slot + 1) & mask
         }
         return (slot, false)
     }
 
-    private mutating func grow() {
+    private mutating func grow(in slabs: EntrySlabs) {
         let (old, oldTags) = (slots, tags)
-        slots = Array(repeating: nil, count: old.count * 2)
+        slots = Array(repeating: 0, count: old.count * 2)
         tags = Array(repeating: 0, count: old.count * 2)
         let mask = slots.count - 1
-        for index in old.indices {
-            guard let entry = old[index] else { continue }
-            var slot = Self.hash(of: entry) & mask
-            while slots[slot] != nil { slot = (slot + 1) & mask }
-            slots[slot] = entry
+        for index in old.indices where old[index] != 0 {
+            var slot = Self.hash(of: old[index], in: slabs) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = old[index]
             tags[slot] = oldTags[index]
         }
     }

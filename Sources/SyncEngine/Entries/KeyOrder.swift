@@ -9,24 +9,34 @@ import SharedStateWire
 /// its chunk, and adding or removing one moves at most a chunk's worth of references. Entries
 /// added in order (start-up reads the table in key order) fill the last chunk and start new ones.
 ///
+/// The chunks hold ``EntryHandle``s, 4 bytes an entry; the order holds the table's
+/// ``EntrySlabs`` too, which turn them into entries.
+///
 /// A copy is a consistent view that costs nothing to take: the engine takes one under its lock
 /// and reads a large prefix from it without the lock. The next write after such a copy copies
 /// the list of chunks and the one chunk it changes, not the entries (a few microseconds at a
-/// million keys).
-package struct KeyOrder: Sendable {
+/// million keys), and the copy's slabs keep every entry it names as it was (see ``EntryArena``).
+///
+/// `@unchecked Sendable`: for its ``EntrySlabs``, which the arena changes only while no copy of
+/// the order holds them.
+package struct KeyOrder: @unchecked Sendable {
     /// Never empty ones: a chunk that loses its last entry goes.
-    private var chunks: [[StoredEntry]] = []
+    private var chunks: [[UInt32]] = []
+    /// Where the entries are: the table's, shared with every copy of the order.
+    var slabs = EntrySlabs.make()
 
     /// The most entries a chunk holds before it splits in two.
     static let chunkCapacity = 512
 
-    /// Adds `entry`, whose key the order does not hold.
-    mutating func insert(_ entry: StoredEntry) {
+    /// Adds the entry of `handle`, whose key the order does not hold.
+    mutating func insert(_ handle: EntryHandle) {
+        let entry = handle.raw
         guard let last = chunks.last?.last else {
             chunks.append([entry])
             return
         }
-        if Self.compare(last, entry) < 0 {
+        let key = slabs.key(handle)
+        if compare(last, key) < 0 {
             // In order, as at start-up: fill the last chunk, then start another.
             if chunks[chunks.count - 1].count < Self.chunkCapacity {
                 chunks[chunks.count - 1].append(entry)
@@ -35,7 +45,7 @@ package struct KeyOrder: Sendable {
             }
             return
         }
-        let (chunk, position) = entry.withKeyBytes { place(of: $0) }
+        let (chunk, position) = place(of: key)
         chunks[chunk].insert(entry, at: position)
         if chunks[chunk].count > Self.chunkCapacity {
             let upperHalf = Array(chunks[chunk][(Self.chunkCapacity / 2)...])
@@ -53,39 +63,29 @@ package struct KeyOrder: Sendable {
         static let unknown = Place(chunk: -1, position: -1)
     }
 
-    /// Puts `entry` in the place of the entry with the same key, which the order holds.
-    mutating func replace(with entry: StoredEntry) {
-        guard let (chunk, position) = entry.withKeyBytes({ find($0) }) else {
-            assertionFailure("replacing an entry the order does not hold")
-            return insert(entry)
-        }
-        chunks[chunk][position] = entry
-    }
-
-    /// Puts `entry` in the place of `replaced`, the entry the order holds for the same key, and
-    /// returns that place. Looks at `hint` first, where `replaced` went when it was put there: it
-    /// is still there unless entries were added or removed before it since, which a look at the
-    /// hinted place tells, and then it is searched for by key.
-    mutating func replace(_ replaced: StoredEntry, with entry: StoredEntry, hint: Place) -> Place {
+    /// Puts the entry of `handle` in the place of `replaced`, the entry the order holds for the
+    /// same key, and returns that place. Looks at `hint` first, where `replaced` went when it was
+    /// put there: it is still there unless entries were added or removed before it since, which
+    /// a look at the hinted place tells, and then it is searched for by key.
+    mutating func replace(_ replaced: EntryHandle, with handle: EntryHandle, hint: Place = .unknown) -> Place {
         let chunk = Int(hint.chunk)
         let position = Int(hint.position)
-        if chunk >= 0, chunk < chunks.count, position < chunks[chunk].count, chunks[chunk][position].isStored(as: replaced) {
-            chunks[chunk][position] = entry
+        if chunk >= 0, chunk < chunks.count, position < chunks[chunk].count, chunks[chunk][position] == replaced.raw {
+            chunks[chunk][position] = handle.raw
             return hint
         }
-        guard let (chunk, position) = entry.withKeyBytes({ find($0) }) else {
+        guard let (chunk, position) = find(slabs.key(handle)) else {
             assertionFailure("replacing an entry the order does not hold")
-            insert(entry)
+            insert(handle)
             return .unknown
         }
-        chunks[chunk][position] = entry
+        chunks[chunk][position] = handle.raw
         return Place(chunk: Int32(chunk), position: Int32(position))
     }
 
     /// Removes the entry of `key`, if the order holds one.
-    mutating func remove(_ key: String) {
-        var key = key
-        guard let (chunk, position) = key.withUTF8({ find($0) }) else { return }
+    mutating func remove(_ key: UnsafeBufferPointer<UInt8>) {
+        guard let (chunk, position) = find(key) else { return }
         chunks[chunk].remove(at: position)
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
     }
@@ -126,9 +126,9 @@ package struct KeyOrder: Sendable {
             while chunk < chunks.count {
                 let entries = chunks[chunk]
                 while position < entries.count {
-                    let entry = entries[position]
-                    guard entry.withKeyBytes({ $0.starts(with: prefix) }) else { return }
-                    guard body(entry) else { return }
+                    let handle = EntryHandle(raw: entries[position])
+                    guard slabs.key(handle).starts(with: prefix) else { return }
+                    guard body(slabs.entry(handle)) else { return }
                     position += 1
                 }
                 chunk += 1
@@ -141,28 +141,21 @@ package struct KeyOrder: Sendable {
     /// key does not sort before `key`.
     private func place(of key: UnsafeBufferPointer<UInt8>) -> (chunk: Int, position: Int) {
         // The last chunk whose first key does not sort after `key` (or the first chunk).
-        let chunk = max(0, Self.firstIndex(in: chunks.indices) { Self.compare(chunks[$0][0], key) > 0 } - 1)
-        let position = Self.firstIndex(in: chunks[chunk].indices) { Self.compare(chunks[chunk][$0], key) >= 0 }
+        let chunk = max(0, Self.firstIndex(in: chunks.indices) { compare(chunks[$0][0], key) > 0 } - 1)
+        let position = Self.firstIndex(in: chunks[chunk].indices) { compare(chunks[chunk][$0], key) >= 0 }
         return (chunk, position)
     }
 
     private func find(_ key: UnsafeBufferPointer<UInt8>) -> (chunk: Int, position: Int)? {
         guard !chunks.isEmpty else { return nil }
         let (chunk, position) = place(of: key)
-        guard position < chunks[chunk].count, Self.compare(chunks[chunk][position], key) == 0 else { return nil }
+        guard position < chunks[chunk].count, compare(chunks[chunk][position], key) == 0 else { return nil }
         return (chunk, position)
     }
 
-    private static func compare(_ a: StoredEntry, _ b: StoredEntry) -> Int {
-        a.withKeyBytes { a in b.withKeyBytes { b in compare(a, b) } }
-    }
-
-    private static func compare(_ a: StoredEntry, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        a.withKeyBytes { compare($0, b) }
-    }
-
-    private static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        KeyByteOrder.compare(a, b)
+    /// How the key of the entry `handle` names sorts against `key`.
+    private func compare(_ handle: UInt32, _ key: UnsafeBufferPointer<UInt8>) -> Int {
+        KeyByteOrder.compare(slabs.key(EntryHandle(raw: handle)), key)
     }
 
     /// The first index in `range` for which `isAtOrAfter` holds, which holds for every index

@@ -1,0 +1,171 @@
+/// Shares out the cells an ``EntryTable`` keeps its entries in, and takes them back: an
+/// allocator of its own, since a million entries each in an object of its own paid 16 bytes of
+/// object header and 8 of `malloc` header, and rounding to 16, on about 120 bytes of entry.
+///
+/// An entry of up to ``largestCellSize`` bytes goes in a cell of the smallest size class that
+/// fits it (4-byte steps up to 256 bytes, then 16 steps to each doubling: at most 3 bytes or
+/// 6% unused), in a slab of such cells, of 4 KB for a class's first slab, twice the size for
+/// each next, up to 64 KB; a larger one gets a slab of its own, exactly its size. A cell given back is
+/// reused for the next entry of its class, but only once no ``StoredEntry`` made from its slab
+/// and no copy of the table's ``EntrySlabs`` is held anywhere: a reader may still be reading
+/// the entry it held, from a list, a watch's snapshot or a copy of the key order. Until then
+/// the arena takes other cells, or a new slab. A slab whose cells are all given back leaves the
+/// table, and its memory goes once its last reader lets go.
+///
+/// Everything here happens under the engine's lock (as every change to the table does).
+struct EntryArena: Sendable {
+    /// The largest entry that shares a slab.
+    static let largestCellSize = 4096
+    /// How large a class's first slab of shared cells is, and its largest, about.
+    static let firstSlabByteCount = 4 << 10
+    static let slabByteCount = 64 << 10
+    /// How many slabs with room an allocation looks at before it makes a new one.
+    private static let slabsTried = 8
+
+    /// By slab number: its size class (-1: a slab of its own), how many cells it has, cells ever
+    /// taken, cells holding an entry, cells given back since, and its place in its class's `open`
+    /// list (-1: not there).
+    private var classOfSlab: [Int16] = [-1]
+    private var cellsOfSlab: [UInt16] = [0]
+    private var usedCells: [UInt16] = [0]
+    private var liveCells: [UInt16] = [0]
+    private var freedCells: [[UInt16]] = [[]]
+    private var openPlace: [Int32] = [-1]
+    /// By size class: the slabs that have cells never taken or given back, latest on top.
+    private var open: [[Int32]] = Array(repeating: [], count: classCount)
+    /// By size class: how many slabs it was given.
+    private var slabsMade: [Int] = Array(repeating: 0, count: classCount)
+    /// Slab numbers free to be given again.
+    private var freeNumbers: [Int32] = []
+
+    private static let classCount = 64 + 4 * 16
+
+    /// The size class of an entry of `byteCount` bytes, and its cells' size; nil above
+    /// ``largestCellSize``.
+    static func sizeClass(of byteCount: Int) -> (index: Int, cellSize: Int)? {
+        if byteCount <= 256 {
+            let cellSize = max(4, (byteCount + 3) & ~3)
+            return (cellSize / 4 - 1, cellSize)
+        }
+        guard byteCount <= largestCellSize else { return nil }
+        // 2^(bits - 1) < byteCount <= 2^bits, in 16 steps.
+        let bits = Int.bitWidth - (byteCount - 1).leadingZeroBitCount
+        let step = 1 << (bits - 5)
+        let cellSize = (byteCount + step - 1) & ~(step - 1)
+        return (64 + (bits - 9) * 16 + (cellSize - (1 << (bits - 1))) / step - 1, cellSize)
+    }
+
+    /// A cell for an entry of `byteCount` bytes, in one of `slabs`.
+    mutating func allocate(_ byteCount: Int, in slabs: inout EntrySlabs) -> EntryHandle {
+        guard let (sizeClass, cellSize) = Self.sizeClass(of: byteCount) else {
+            let number = makeSlab(cellSize: byteCount, cellCount: 1, sizeClass: -1, in: &slabs)
+            return take(cell: 0, of: number)
+        }
+        // Cells given back can be written only while nothing but the table holds their slab.
+        let mayReuse = isKnownUniquelyReferenced(&slabs)
+        var tried = 0
+        var place = open[sizeClass].count - 1
+        while place >= 0 && tried < Self.slabsTried {
+            let number = Int(open[sizeClass][place])
+            if !freedCells[number].isEmpty && mayReuse && slabs.holdsAlone(number) {
+                return take(cell: Int(freedCells[number].removeLast()), of: number)
+            }
+            if usedCells[number] < cellsOfSlab[number] {
+                usedCells[number] += 1
+                return take(cell: Int(usedCells[number]) - 1, of: number)
+            }
+            place -= 1
+            tried += 1
+        }
+        // Small at first, so that a class with a few entries takes little; larger as it has more.
+        let byteCount = min(Self.slabByteCount, Self.firstSlabByteCount << min(16, slabsMade[sizeClass]))
+        slabsMade[sizeClass] += 1
+        let number = makeSlab(
+            cellSize: cellSize, cellCount: Self.cellCount(cellSize, slabByteCount: byteCount), sizeClass: sizeClass, in: &slabs)
+        usedCells[number] = 1
+        return take(cell: 0, of: number)
+    }
+
+    /// Takes back the cell of `handle`, whose entry the table no longer holds.
+    mutating func free(_ handle: EntryHandle, in slabs: inout EntrySlabs) {
+        let number = handle.slab
+        liveCells[number] -= 1
+        // A slab of shared cells stays while it is its class's only one with room, so that a key
+        // put, deleted and put again does not make a slab each time.
+        let sizeClass = Int(classOfSlab[number])
+        if liveCells[number] == 0 && (sizeClass < 0 || open[sizeClass].count > (openPlace[number] >= 0 ? 1 : 0)) {
+            retire(number, in: &slabs)
+            return
+        }
+        freedCells[number].append(UInt16(handle.cell))
+        if openPlace[number] < 0 { addOpen(number) }
+    }
+
+    private static func cellCount(_ cellSize: Int, slabByteCount: Int) -> Int {
+        min(EntryHandle.cellLimit, max(1, slabByteCount / cellSize))
+    }
+
+    private mutating func take(cell: Int, of number: Int) -> EntryHandle {
+        liveCells[number] += 1
+        if openPlace[number] >= 0, freedCells[number].isEmpty, usedCells[number] == cellsOfSlab[number] {
+            removeOpen(number)
+        }
+        return EntryHandle(slab: number, cell: cell)
+    }
+
+    private mutating func makeSlab(cellSize: Int, cellCount: Int, sizeClass: Int, in slabs: inout EntrySlabs) -> Int {
+        let number: Int
+        if let free = freeNumbers.popLast() {
+            number = Int(free)
+        } else {
+            number = classOfSlab.count
+            precondition(number < EntryHandle.slabLimit, "syncd's entries need more than \(EntryHandle.slabLimit) slabs")
+            classOfSlab.append(-1)
+            cellsOfSlab.append(0)
+            usedCells.append(0)
+            liveCells.append(0)
+            freedCells.append([])
+            openPlace.append(-1)
+        }
+        if number >= slabs.slotCount {
+            slabs = slabs.copy(minimumCapacity: max(number + 1, slabs.slotCount * 2))
+        } else if !isKnownUniquelyReferenced(&slabs) {
+            slabs = slabs.copy()
+        }
+        slabs.set(EntrySlab.make(cellSize: cellSize, cellCount: cellCount), at: number)
+        classOfSlab[number] = Int16(sizeClass)
+        cellsOfSlab[number] = UInt16(cellCount)
+        usedCells[number] = sizeClass < 0 ? 1 : 0
+        liveCells[number] = 0
+        freedCells[number] = []
+        if sizeClass >= 0 { addOpen(number) }
+        return number
+    }
+
+    private mutating func retire(_ number: Int, in slabs: inout EntrySlabs) {
+        if openPlace[number] >= 0 { removeOpen(number) }
+        if !isKnownUniquelyReferenced(&slabs) { slabs = slabs.copy() }
+        slabs.set(nil, at: number)
+        freedCells[number] = []
+        usedCells[number] = 0
+        classOfSlab[number] = -1
+        freeNumbers.append(Int32(number))
+    }
+
+    private mutating func addOpen(_ number: Int) {
+        let sizeClass = Int(classOfSlab[number])
+        openPlace[number] = Int32(open[sizeClass].count)
+        open[sizeClass].append(Int32(number))
+    }
+
+    private mutating func removeOpen(_ number: Int) {
+        let sizeClass = Int(classOfSlab[number])
+        let place = Int(openPlace[number])
+        let last = open[sizeClass].removeLast()
+        if Int(last) != number {
+            open[sizeClass][place] = last
+            openPlace[Int(last)] = Int32(place)
+        }
+        openPlace[number] = -1
+    }
+}

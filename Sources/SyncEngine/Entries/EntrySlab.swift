@@ -1,0 +1,34 @@
+/// Cells of one size, side by side in one allocation, each holding an entry's bytes
+/// (``EntryBytes``) or nothing yet: what an ``EntryArena`` shares out, and what a
+/// ``StoredEntry`` holds to keep its bytes alive.
+///
+/// Its tail-allocated bytes stay where they are for the slab's life (it is a heap object), so the
+/// pointers ``cell(_:)`` gives are good for as long as the slab is held.
+final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
+    /// A slab of `cellCount` cells of `cellSize` bytes.
+    static func make(cellSize: Int, cellCount: Int) -> EntrySlab {
+        let made = create(minimumCapacity: cellSize * cellCount) { _ in EntrySlabSize(cellSize: cellSize, cellCount: cellCount) }
+        return unsafeDowncast(made, to: EntrySlab.self)
+    }
+
+    /// Where cell `index` starts.
+    func cell(_ index: Int) -> UnsafeMutablePointer<UInt8> {
+        withUnsafeMutablePointers { size, cells in cells + index * size.pointee.cellSize }
+    }
+
+    /// Where the cells start.
+    var cells: UnsafeMutablePointer<UInt8> {
+        withUnsafeMutablePointerToElements { $0 }
+    }
+
+    /// The size of each cell, and how many there are.
+    var size: EntrySlabSize {
+        withUnsafeMutablePointerToHeader { $0.pointee }
+    }
+}
+
+/// An ``EntrySlab``'s cells: how large each is, and how many.
+struct EntrySlabSize {
+    let cellSize: Int
+    let cellCount: Int
+}
