@@ -127,3 +127,53 @@ import Testing
         #expect(table.entries(withPrefix: "").map { $0.entry() } == model.keys.sorted(by: KeyByteOrder.precedes).map { model[$0]! })
     }
 }
+
+/// Planning makes a put's entry in a cell of the published table (``EntryTable/makeCell(byteCount:)``):
+/// publishing stores that cell as it is, and a cell never published goes back.
+@Suite struct EntryCellTests {
+    private func write(_ cell: EntryCell, _ key: String, _ value: String, version: UInt64) -> StoredEntry {
+        var key = key
+        var value = value
+        let numbers = StoredEntry.Numbers(version: version, createRevision: 1, modRevision: version, ephemeralSession: 0)
+        return key.withUTF8 { key in value.withUTF8 { value in cell.write(key: key, value: value, numbers: numbers) } }
+    }
+
+    private func cell(in table: inout EntryTable, _ key: String, _ value: String, version: UInt64) -> EntryCell {
+        let numbers = StoredEntry.Numbers(version: version, createRevision: 1, modRevision: version, ephemeralSession: 0)
+        return table.makeCell(byteCount: EntryBytes.count(key: key.utf8.count, value: value.utf8.count, numbers: numbers))
+    }
+
+    @Test func anEntryMadeInATableCellIsStoredWithoutACopy() {
+        var table = EntryTable()
+        let made = write(cell(in: &table, "k", "1", version: 1), "k", "1", version: 1)
+        table.set("k", to: made)
+        #expect(table["k"]?.isStored(as: made) == true)
+        #expect(table["k"]?.entry() == made.entry())
+        // An entry of its own is copied.
+        let own = StoredEntry.make(made.entry())
+        table.set("k", to: own)
+        #expect(table["k"]?.isStored(as: own) == false)
+        #expect(table["k"]?.entry() == own.entry())
+    }
+
+    @Test func cellsNeverPublishedGoBack() {
+        var table = EntryTable()
+        table.set("kept", to: .make(Entry(key: "kept", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1)))
+        let slabs = table.slabCount
+        // Groups planned and then refused, each cell discarded: the arena takes them back
+        // instead of growing by 64 KB slabs.
+        for step in 1...20_000 {
+            let value = String(repeating: "v", count: 50 + step % 150)
+            let entry = write(cell(in: &table, "k/\(step)", value, version: 1), "k/\(step)", value, version: 1)
+            #expect(entry.key == "k/\(step)")
+            table.discard(entry)
+        }
+        #expect(table.slabCount <= slabs + 40, "\(table.slabCount) slabs")
+        #expect(table.count == 1)
+        // A discarded entry anyone still holds reads the same: its cell waits for it.
+        let held = write(cell(in: &table, "held", "before", version: 1), "held", "before", version: 1)
+        table.discard(held)
+        for step in 1...1_000 { table.set("o/\(step)", to: .make(Entry(key: "o/\(step)", value: Data("xxxxxx".utf8), version: 1, createRevision: 1, modRevision: 1))) }
+        #expect(held.entry().value == Data("before".utf8))
+    }
+}

@@ -132,7 +132,7 @@ struct EntryArena: Sendable {
         } else if !isKnownUniquelyReferenced(&slabs) {
             slabs = slabs.copy()
         }
-        slabs.set(EntrySlab.make(cellSize: cellSize, cellCount: cellCount), at: number)
+        slabs.set(EntrySlab.make(cellSize: cellSize, cellCount: cellCount, number: number), at: number)
         classOfSlab[number] = Int16(sizeClass)
         cellsOfSlab[number] = UInt16(cellCount)
         usedCells[number] = sizeClass < 0 ? 1 : 0

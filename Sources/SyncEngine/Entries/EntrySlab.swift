@@ -5,9 +5,12 @@
 /// Its tail-allocated bytes stay where they are for the slab's life (it is a heap object), so the
 /// pointers ``cell(_:)`` gives are good for as long as the slab is held.
 final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
-    /// A slab of `cellCount` cells of `cellSize` bytes.
-    static func make(cellSize: Int, cellCount: Int) -> EntrySlab {
-        let made = create(minimumCapacity: cellSize * cellCount) { _ in EntrySlabSize(cellSize: cellSize, cellCount: cellCount) }
+    /// A slab of `cellCount` cells of `cellSize` bytes, number `number` of an ``EntrySlabs``
+    /// (0: of none, an entry's own).
+    static func make(cellSize: Int, cellCount: Int, number: Int = 0) -> EntrySlab {
+        let made = create(minimumCapacity: cellSize * cellCount) { _ in
+            EntrySlabSize(cellSize: cellSize, cellCount: cellCount, number: number)
+        }
         return unsafeDowncast(made, to: EntrySlab.self)
     }
 
@@ -27,8 +30,10 @@ final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
     }
 }
 
-/// An ``EntrySlab``'s cells: how large each is, and how many.
+/// An ``EntrySlab``'s cells, how large each is and how many, and the slab's number in the
+/// ``EntrySlabs`` it was made for (0: none).
 struct EntrySlabSize {
     let cellSize: Int
     let cellCount: Int
+    let number: Int
 }

@@ -86,6 +86,17 @@ final class EntrySlabs: ManagedBuffer<Int, EntrySlabs.Slot> {
         return StoredEntry(slab: slab, bytes: bytes(handle))
     }
 
+    /// The handle of `entry`, when its cell is one of these slabs'.
+    func handle(of entry: StoredEntry) -> EntryHandle? {
+        let size = entry.slab.size
+        guard size.number > 0, size.number < slotCount else { return nil }
+        return withUnsafeMutablePointerToElements { slots in
+            let slot = slots + size.number
+            guard slot.pointee.slab === entry.slab, let cells = slot.pointee.cells else { return nil }
+            return EntryHandle(slab: size.number, cell: (UnsafeMutablePointer(mutating: entry.bytes) - cells) / size.cellSize)
+        }
+    }
+
     /// The key of the entry `handle` names, valid while this holds its slab.
     @inline(__always)
     func key(_ handle: EntryHandle) -> UnsafeBufferPointer<UInt8> {

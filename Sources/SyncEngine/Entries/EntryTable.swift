@@ -47,6 +47,12 @@ package struct EntryTable: Sendable {
         index.entry(key, hash: hash, in: order.slabs).map { order.slabs.entry($0) }
     }
 
+    /// The entry stored under `key`, whose hash (``KeyIndex/hash(of:)-(String)``) is `hash`.
+    func entry(_ key: String, hash: Int) -> StoredEntry? {
+        var key = key
+        return key.withUTF8 { entry($0, hash: hash) }
+    }
+
     /// Stores a copy of `entry` under its key, replacing the key's entry if there is one.
     package mutating func insert(_ entry: StoredEntry) {
         insert(copying: entry.bytes, count: entry.byteCount)
@@ -64,6 +70,30 @@ package struct EntryTable: Sendable {
         }
     }
 
+    /// A cell of the table's for an entry of `byteCount` bytes, to write with
+    /// ``EntryCell/write(key:value:numbers:)``, not yet under any key: ``set(_:hash:to:)`` then
+    /// stores the entry without a copy. An entry made so and never set goes back with
+    /// ``discard(_:)``.
+    mutating func makeCell(byteCount: Int) -> EntryCell {
+        let handle = arena.allocate(byteCount, in: &order.slabs)
+        let entry = order.slabs.entry(handle)
+        return EntryCell(slab: entry.slab, bytes: UnsafeMutablePointer(mutating: entry.bytes))
+    }
+
+    /// Gives back the cell of `entry`, made in a cell of ``makeCell(byteCount:)`` and never set
+    /// under its key (a write planned but not committed, or one a later write of its group
+    /// replaced). Whoever holds `entry` may go on reading it. Nothing for any other entry.
+    mutating func discard(_ entry: StoredEntry) {
+        guard let handle = order.slabs.handle(of: entry) else { return }
+        arena.free(handle, in: &order.slabs)
+    }
+
+    /// A cell holding `entry`: its own when it was made in one of the table's cells, or else
+    /// one holding a copy.
+    private mutating func store(_ entry: StoredEntry) -> EntryHandle {
+        order.slabs.handle(of: entry) ?? store(entry.bytes, count: entry.byteCount)
+    }
+
     /// A cell holding a copy of the `count` bytes at `bytes`.
     private mutating func store(_ bytes: UnsafePointer<UInt8>, count: Int) -> EntryHandle {
         let handle = arena.allocate(count, in: &order.slabs)
@@ -71,14 +101,15 @@ package struct EntryTable: Sendable {
         return handle
     }
 
-    /// Stores a copy of `entry` under `key` (its own), or removes the key's entry when `entry` is
-    /// nil; returns the entry it replaced or removed. `hash` is the key's
+    /// Stores `entry` under `key` (its own), or removes the key's entry when `entry` is nil;
+    /// returns the entry it replaced or removed. An entry made in a cell of ``makeCell(byteCount:)``
+    /// is stored as it is; any other, copied. `hash` is the key's
     /// (``KeyIndex/hash(of:)-(String)``) when the caller has it. Noted for ``changes`` while the
     /// table ``tracksChanges``.
     @discardableResult
     package mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) -> StoredEntry? {
         if let entry {
-            let handle = store(entry.bytes, count: entry.byteCount)
+            let handle = store(entry)
             guard let replaced = index.update(with: handle, hash: hash, marking: tracksChanges, in: order.slabs) else {
                 order.insert(handle)
                 return nil

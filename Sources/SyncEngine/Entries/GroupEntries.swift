@@ -18,6 +18,9 @@ package struct GroupEntries: Sendable {
 
     /// In the order the keys were first written.
     private(set) var written: [Written] = []
+    /// The entries later writes of the group replaced: their revisions still hold them, but no
+    /// key will, so the cells the table made them in go back once the group is published.
+    private(set) var replaced: [StoredEntry] = []
     /// Once the group writes more than ``scannedCount`` keys: an open-addressing table (linear
     /// probing, at most half full) of indices into ``written``, plus one; 0 marks an empty slot.
     private var slots: [Int32] = []
@@ -43,6 +46,7 @@ package struct GroupEntries: Sendable {
     mutating func set(_ key: String, hash: Int, to entry: StoredEntry?) {
         var key = key
         if let index = key.withUTF8({ index(of: $0, hash: hash) }) {
+            if let earlier = written[index].entry { replaced.append(earlier) }
             written[index].entry = entry
             return
         }

@@ -13,7 +13,7 @@ import SharedStateWire
 /// arena reuses a cell only in a slab nothing else holds).
 package struct StoredEntry: @unchecked Sendable {
     /// Keeps ``bytes`` alive.
-    private let slab: EntrySlab
+    let slab: EntrySlab
     /// Where the entry starts, in `slab`'s cells.
     let bytes: UnsafePointer<UInt8>
 
@@ -23,7 +23,7 @@ package struct StoredEntry: @unchecked Sendable {
     }
 
     /// An entry's numbers, as its bytes hold them: LEB128 varints, in this order.
-    package struct Numbers {
+    package struct Numbers: Sendable {
         package var version: UInt64
         package var createRevision: UInt64
         package var modRevision: UInt64
@@ -155,5 +155,21 @@ package struct StoredEntry: @unchecked Sendable {
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         withExtendedLifetime(slab) { body(EntryBytes.key(at: bytes)) }
+    }
+}
+
+/// A cell an ``EntryTable`` gave out for an entry not yet written
+/// (``EntryTable/makeCell(byteCount:)``).
+///
+/// `@unchecked Sendable`: the cell is written once, by whoever took it, before the entry it
+/// becomes is handed to anyone.
+struct EntryCell: @unchecked Sendable {
+    let slab: EntrySlab
+    let bytes: UnsafeMutablePointer<UInt8>
+
+    /// Writes the entry, which must take the cell's byte count, and returns it.
+    func write(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, numbers: StoredEntry.Numbers) -> StoredEntry {
+        EntryBytes.write(key: key, value: value, numbers: numbers, to: bytes)
+        return StoredEntry(slab: slab, bytes: bytes)
     }
 }

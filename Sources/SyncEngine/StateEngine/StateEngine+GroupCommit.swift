@@ -154,6 +154,11 @@ package extension StateEngine {
                 "commit failed; the writes were refused",
                 metadata: ["backend": "\(backend.name)", "error": "\(error)", "requests": "\(batch.count)"]
             )
+            // The cells planning made the entries in go back: no key will hold them.
+            published.withLock { state in
+                for written in plan.entries.written { if let entry = written.entry { state.entries.discard(entry) } }
+                for entry in plan.entries.replaced { state.entries.discard(entry) }
+            }
             let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
             let results: [Result<WriteOutcome, SharedStateError>] = plan.results.map { result in result.flatMap { _ in .failure(failure) } }
             if answering { PendingWrite.answer(batch, with: results) }

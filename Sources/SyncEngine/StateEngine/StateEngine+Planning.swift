@@ -129,28 +129,36 @@ package extension StateEngine {
     }
 
     /// Plans a put as the write that gets `revision`, as ``WritePlanner`` would, without the
-    /// `Entry`, the ``Change`` and the array of changes it makes: the entry is stored at once.
+    /// `Entry`, the ``Change`` and the array of changes it makes: the entry is made at once, in a
+    /// cell of the published table's (``EntryTable/makeCell(byteCount:)``), taken under the same
+    /// lock as the current entry's numbers are read, so that publishing stores it as it is.
     /// Returns the entry and its version; records it in `overlay`.
     private func plannedPut(
         _ key: String, _ value: Data, ifVersion: UInt64?, ephemeralSession: UInt64, revision: UInt64, overlay: inout GroupEntries
     ) throws(SharedStateError) -> (StoredEntry, UInt64) {
         var key = key
-        let (current, hash) = key.withUTF8 { bytes in
+        let keyCount = key.utf8.count
+        let (hash, inGroup) = key.withUTF8 { bytes in
             let hash = KeyIndex.hash(of: bytes)
-            return ((overlay.entry(bytes, hash: hash) ?? published.withLock { $0.entries.entry(bytes, hash: hash) })?.numbers, hash)
+            return (hash, overlay.entry(bytes, hash: hash))
         }
-        if let ifVersion, ifVersion != current?.version ?? 0 {
-            throw WritePlanner.versionConflict(key: key, expected: ifVersion, actual: current?.version ?? 0)
-        }
-        let version = (current?.version ?? 0) + 1
-        let entry = key.withUTF8 { key in
-            value.withUnsafeBytes { value in
-                StoredEntry.make(
-                    key: UnsafeRawBufferPointer(key), value: value, version: version,
-                    createRevision: current?.createRevision ?? revision, modRevision: revision, ephemeralSession: ephemeralSession)
+        let planned = published.withLock { [key] state -> Result<(EntryCell, StoredEntry.Numbers), SharedStateError> in
+            let current = (inGroup ?? state.entries.entry(key, hash: hash))?.numbers
+            if let ifVersion, ifVersion != current?.version ?? 0 {
+                return .failure(WritePlanner.versionConflict(key: key, expected: ifVersion, actual: current?.version ?? 0))
             }
+            let numbers = StoredEntry.Numbers(
+                version: (current?.version ?? 0) + 1, createRevision: current?.createRevision ?? revision, modRevision: revision,
+                ephemeralSession: ephemeralSession)
+            let cell = state.entries.makeCell(byteCount: EntryBytes.count(key: keyCount, value: value.count, numbers: numbers))
+            return .success((cell, numbers))
+        }
+        let (cell, numbers) = try planned.get()
+        // Written outside the lock: no one sees the cell before the group is published.
+        let entry = key.withUTF8 { key in
+            value.withUnsafeBytes { value in cell.write(key: key, value: value.assumingMemoryBound(to: UInt8.self), numbers: numbers) }
         }
         overlay.set(key, hash: hash, to: entry)
-        return (entry, version)
+        return (entry, numbers.version)
     }
 }

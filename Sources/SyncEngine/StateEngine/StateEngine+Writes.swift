@@ -128,6 +128,7 @@ package extension StateEngine {
             for written in stored.written {
                 state.set(written.key, hash: written.hash, to: written.entry)
             }
+            for entry in stored.replaced { state.entries.discard(entry) }
             state.revision = last.revision
             state.restoreJournal?.record(revisions)
             var batch = DeliveryBatch()
