@@ -156,6 +156,18 @@ import Testing
         #expect(table["k"]?.entry() == own.entry())
     }
 
+    @Test func anEntrySetAgainUnderItsKeyKeepsItsCell() {
+        var table = EntryTable()
+        let expected = Entry(key: "k", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1)
+        table.set("k", to: .make(expected))
+        table.set("k", to: table["k"])
+        // An entry of the same size, made when nothing but the table holds the slab: a cell given
+        // back by mistake would be the one it takes.
+        table.set("j", to: .make(Entry(key: "j", value: Data("2".utf8), version: 1, createRevision: 1, modRevision: 1)))
+        #expect(table["k"]?.entry() == expected)
+        #expect(table.count == 2)
+    }
+
     @Test func cellsNeverPublishedGoBack() {
         var table = EntryTable()
         table.set("kept", to: .make(Entry(key: "kept", value: Data("1".utf8), version: 1, createRevision: 1, modRevision: 1)))
@@ -173,7 +185,10 @@ import Testing
         // A discarded entry anyone still holds reads the same: its cell waits for it.
         let held = write(cell(in: &table, "held", "before", version: 1), "held", "before", version: 1)
         table.discard(held)
-        for step in 1...1_000 { table.set("o/\(step)", to: .make(Entry(key: "o/\(step)", value: Data("xxxxxx".utf8), version: 1, createRevision: 1, modRevision: 1))) }
+        for step in 1...1_000 {
+            table.set(
+                "o/\(step)", to: .make(Entry(key: "o/\(step)", value: Data("xxxxxx".utf8), version: 1, createRevision: 1, modRevision: 1)))
+        }
         #expect(held.entry().value == Data("before".utf8))
     }
 }

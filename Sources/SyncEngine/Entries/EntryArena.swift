@@ -119,6 +119,8 @@ struct EntryArena: Sendable {
             number = Int(free)
         } else {
             number = classOfSlab.count
+            // 4 M slabs: 16 GB of entries even if each were above 4 KB, beyond any machine syncd
+            // holds its state in memory on.
             precondition(number < EntryHandle.slabLimit, "syncd's entries need more than \(EntryHandle.slabLimit) slabs")
             classOfSlab.append(-1)
             cellsOfSlab.append(0)

@@ -1,13 +1,14 @@
 /// Every committed entry, found by key, and in key order. The entries' bytes sit in cells of
 /// slabs an ``EntryArena`` shares out, and the index by key (``KeyIndex``) and the order
 /// (``KeyOrder``) hold 4-byte handles to them: with a million keys of 100-byte values that is
-/// about 150 bytes a key all told, where an object an entry and references to it took 186.
+/// about 143 bytes a key all told, where an object an entry and references to it took 186.
 /// The order holds the slabs too (``EntrySlabs``), so that a copy of it can be read without the
 /// engine's lock.
 ///
-/// The table keeps copies of the entries it is given: an entry made on its own (planning a
-/// write makes one) is copied into a cell, and the entries the table gives out hold the slab
-/// their cell is in.
+/// A put is planned straight into one of the table's cells (``makeCell(byteCount:)``), which
+/// ``set(_:hash:to:)`` then stores as it is; an entry made on its own (a transaction's, a
+/// restore's, one read at start-up) is copied into a cell. The entries the table gives out hold
+/// the slab their cell is in.
 package struct EntryTable: Sendable {
     private var index: KeyIndex
     private(set) var order = KeyOrder()
@@ -114,6 +115,8 @@ package struct EntryTable: Sendable {
                 order.insert(handle)
                 return nil
             }
+            // The key's own entry, given back to it: nothing changes, nothing goes back.
+            if replaced == handle { return order.slabs.entry(handle) }
             replace(replaced, with: handle, hash: hash ?? KeyIndex.hash(of: key))
             // Held by the caller's copy, its cell is not reused until the caller lets go of it.
             let previous = order.slabs.entry(replaced)
