@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # syncd's own cost and speed, two builds against each other in one run: rounds alternate between
-# the builds, each on a fresh database, so the machine's noise falls on both alike. Each round
+# the builds, each on a fresh database, and which build goes first in a round alternates too, so
+# the machine's noise falls on both alike. Each round
 # takes `syncctl bench put` (4 connections × pipeline 16, and 1 × 1), the same 4 × 16 from C
 # writers (`fanout-peer writers`, no Swift client sharing the cores) and `syncctl bench fanout`
 # (1 writer × 16 in flight → 8 subscriber processes), 100 B values, and syncd's CPU time per
@@ -28,7 +29,10 @@ field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; }
 
 for round in $(seq "$rounds"); do
-    for build in old new; do
+    # The second build of a round runs on a warmer, busier machine: alternate which goes first.
+    order="old new"
+    [ $((round % 2)) -eq 0 ] && order="new old"
+    for build in $order; do
         rm -rf "$work/db"*
         "${!build}" --socket "$work/s" --database "$work/db" 2>>"$work/syncd.log" &
         pid=$!

@@ -146,7 +146,7 @@ package final class SegmentJournal: Sendable {
                     let crc = Self.checksum(salt: open.salt, header: UnsafeRawBufferPointer(header), body: body)
                     header.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
                     do {
-                        try Self.write([UnsafeRawBufferPointer(header), body], to: open.descriptor, at: open.size, path: path)
+                        try Self.write(UnsafeRawBufferPointer(header), body, to: open.descriptor, at: open.size, path: path)
                         if syncsEachAppend, fdatasync(open.descriptor) != 0 { throw Self.error(path, "cannot sync", errno) }
                     } catch {
                         // Nothing of a record cut short may stay: the next one would follow it.
@@ -196,35 +196,40 @@ package final class SegmentJournal: Sendable {
         var header = magic
         withUnsafeBytes(of: salt.littleEndian) { header.append(contentsOf: $0) }
         try header.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
-            try write([bytes], to: descriptor, at: 0, path: path)
+            try write(bytes, to: descriptor, at: 0, path: path)
         }
     }
 
-    /// Writes `parts` one after the other at `offset`: one `pwritev` unless the kernel writes less.
-    private static func write(_ parts: [UnsafeRawBufferPointer], to descriptor: Int32, at offset: UInt64, path: String) throws {
-        var vectors = parts.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        var remaining = parts.reduce(0) { $0 + $1.count }
-        var position = offset
-        var first = 0
-        while remaining > 0 {
-            let written = vectors[first...].withUnsafeBufferPointer {
-                pwritev(descriptor, $0.baseAddress, Int32($0.count), off_t(position))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw error(path, "cannot write", errno)
-            }
-            remaining -= written
-            position += UInt64(written)
-            // Past what was written: whole vectors dropped, the next one advanced.
-            var skip = written
-            while first < vectors.count, skip >= vectors[first].iov_len {
-                skip -= vectors[first].iov_len
-                first += 1
-            }
-            if skip > 0 {
-                vectors[first].iov_base += skip
-                vectors[first].iov_len -= skip
+    /// Writes `first` then `second` at `offset`: one `pwritev` unless the kernel writes less. The
+    /// two vectors live on the stack: an array of them was an allocation per commit.
+    private static func write(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
+        to descriptor: Int32, at offset: UInt64, path: String
+    ) throws {
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
+            vectors[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count)
+            vectors[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count)
+            var remaining = first.count + second.count
+            var position = offset
+            var next = 0
+            while remaining > 0 {
+                let written = pwritev(descriptor, vectors.baseAddress! + next, Int32(2 - next), off_t(position))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw error(path, "cannot write", errno)
+                }
+                remaining -= written
+                position += UInt64(written)
+                // Past what was written: whole vectors dropped, the next one advanced.
+                var skip = written
+                while next < 2, skip >= vectors[next].iov_len {
+                    skip -= vectors[next].iov_len
+                    next += 1
+                }
+                if skip > 0 {
+                    vectors[next].iov_base += skip
+                    vectors[next].iov_len -= skip
+                }
             }
         }
     }

@@ -62,11 +62,17 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let waitsUntilAllAnswered = Atomic<Bool>(false)
     /// Whether the handler waits for ``Event/answersWentOut`` (it stopped reading until they do).
     private let waitsForAnswers = Atomic<Bool>(false)
+    /// The buffer the last answers went out in, written again for the next ones once the socket
+    /// has taken it (then nothing else holds it): a buffer a commit was two allocations.
+    private let answerBuffer: NIOLoopBoundBox<ByteBuffer?>
+    /// The largest answer buffer kept for the next answers.
+    private static let keptAnswerBytes = 4096
 
     init(channel: any Channel, watermarks: ChannelOptions.Types.WriteBufferWaterMark) {
         self.channel = channel
         self.watermarks = watermarks
         self.paced = .makeBoxSendingValue(PacedOutput(), eventLoop: channel.eventLoop)
+        self.answerBuffer = .makeEmptyBox(valueType: ByteBuffer.self, eventLoop: channel.eventLoop)
     }
 
     package var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
@@ -130,10 +136,19 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     /// Writes the answers of a commit handed over by `receive`, in one buffer and one write.
     private func writeOut(_ answers: some Collection<WriteAnswer>) {
-        var frames = channel.allocator.buffer(capacity: answers.count * 24)
+        var frames: ByteBuffer
+        if var kept = answerBuffer.value {
+            answerBuffer.value = nil
+            // Its storage again when the socket took the last answers; a new one otherwise.
+            kept.clear()
+            frames = kept
+        } else {
+            frames = channel.allocator.buffer(capacity: answers.count * 24)
+        }
         for answer in answers { answer.appendFrame(to: &frames) }
         emit(frames)
         channel.flush()
+        if frames.capacity <= Self.keptAnswerBytes { answerBuffer.value = frames }
         settle(answers.count)
         // Only while the handler waits for it: on the path of every answer otherwise.
         if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
