@@ -393,6 +393,7 @@ package final class Storage: Sendable {
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
         let builder = EntryTableBuilder(capacity: try Int.fetchOne(db, sql: "SELECT count(*) FROM entries") ?? 0)
+        // A little over a batch: the row that fills it still fits, unless it is a large one.
         var batch = EncodedEntries(reservingBytes: Self.loadBatchBytes + (16 << 10))
         do {
             // Straight from SQLite's columns: with a million rows, GRDB's row decoding was most of
@@ -456,7 +457,6 @@ package final class Storage: Sendable {
         return (entries, revision, replayedRevisions)
     }
 
-    /// How many entries start-up reads before it hands them to be indexed.
     /// How many bytes of entries start-up reads before it hands them to the table's builder.
     private static let loadBatchBytes = 512 << 10
 

@@ -6,7 +6,7 @@ import SharedStateWire
 ///
 /// A sorted sequence of sorted chunks of at most ``chunkCapacity`` entries (a B-tree of two
 /// levels): an entry is placed by a binary search over the chunks' first keys, then one within
-/// its chunk, and adding or removing one moves at most a chunk's worth of references. Entries
+/// its chunk, and adding or removing one moves at most a chunk's worth of handles. Entries
 /// added in order (start-up reads the table in key order) fill the last chunk and start new ones.
 ///
 /// The chunks hold ``EntryHandle``s, 4 bytes an entry; the order holds the table's
