@@ -408,12 +408,15 @@ package final class Storage: Sendable {
                 if code == SQLITE_DONE { break }
                 guard code == SQLITE_ROW else { throw error(code, db) }
                 batch.append(
-                    key: UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
-                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1))),
-                    version: UInt64(sqlite3_column_int64(handle, 2)),
-                    createRevision: UInt64(sqlite3_column_int64(handle, 3)),
-                    modRevision: UInt64(sqlite3_column_int64(handle, 4)),
-                    ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+                    key: UnsafeBufferPointer(start: sqlite3_column_text(handle, 0), count: Int(sqlite3_column_bytes(handle, 0))),
+                    value: UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: Int(sqlite3_column_bytes(handle, 1)))
+                        .assumingMemoryBound(to: UInt8.self),
+                    numbers: StoredEntry.Numbers(
+                        version: UInt64(sqlite3_column_int64(handle, 2)),
+                        createRevision: UInt64(sqlite3_column_int64(handle, 3)),
+                        modRevision: UInt64(sqlite3_column_int64(handle, 4)),
+                        ephemeralSession: UInt64(sqlite3_column_int64(handle, 5))
+                    )
                 )
                 if batch.byteCount >= Self.loadBatchBytes {
                     // Indexed on the builder's thread while this one reads on.

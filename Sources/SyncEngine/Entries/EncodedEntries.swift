@@ -17,19 +17,8 @@ package struct EncodedEntries: Sendable {
     /// How many bytes its entries take.
     package var byteCount: Int { bytes.count }
 
-    /// Adds an entry holding copies of `key` (UTF-8) and of `value`.
-    package mutating func append(
-        key: UnsafeRawBufferPointer,
-        value: UnsafeRawBufferPointer,
-        version: UInt64,
-        createRevision: UInt64,
-        modRevision: UInt64,
-        ephemeralSession: UInt64
-    ) {
-        let numbers = StoredEntry.Numbers(
-            version: version, createRevision: createRevision, modRevision: modRevision, ephemeralSession: ephemeralSession)
-        let key = key.assumingMemoryBound(to: UInt8.self)
-        let value = value.assumingMemoryBound(to: UInt8.self)
+    /// Adds an entry holding copies of `key` (UTF-8), `value` and `numbers`.
+    package mutating func append(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, numbers: StoredEntry.Numbers) {
         let count = EntryBytes.count(key: key.count, value: value.count, numbers: numbers)
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: count))

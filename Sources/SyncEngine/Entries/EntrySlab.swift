@@ -2,21 +2,14 @@
 /// (``EntryBytes``) or nothing yet: what an ``EntryArena`` shares out, and what a
 /// ``StoredEntry`` holds to keep its bytes alive.
 ///
-/// Its tail-allocated bytes stay where they are for the slab's life (it is a heap object), so the
-/// pointers ``cell(_:)`` gives are good for as long as the slab is held.
+/// Its tail-allocated bytes stay where they are for the slab's life (it is a heap object), so
+/// pointers into ``cells`` are good for as long as the slab is held.
 final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
     /// A slab of `cellCount` cells of `cellSize` bytes, number `number` of an ``EntrySlabs``
     /// (0: of none, an entry's own).
     static func make(cellSize: Int, cellCount: Int, number: Int = 0) -> EntrySlab {
-        let made = create(minimumCapacity: cellSize * cellCount) { _ in
-            EntrySlabSize(cellSize: cellSize, cellCount: cellCount, number: number)
-        }
+        let made = create(minimumCapacity: cellSize * cellCount) { _ in EntrySlabSize(cellSize: cellSize, number: number) }
         return unsafeDowncast(made, to: EntrySlab.self)
-    }
-
-    /// Where cell `index` starts.
-    func cell(_ index: Int) -> UnsafeMutablePointer<UInt8> {
-        withUnsafeMutablePointers { size, cells in cells + index * size.pointee.cellSize }
     }
 
     /// Where the cells start.
@@ -24,16 +17,15 @@ final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
         withUnsafeMutablePointerToElements { $0 }
     }
 
-    /// The size of each cell, and how many there are.
+    /// The size of each cell, and the slab's number.
     var size: EntrySlabSize {
         withUnsafeMutablePointerToHeader { $0.pointee }
     }
 }
 
-/// An ``EntrySlab``'s cells, how large each is and how many, and the slab's number in the
-/// ``EntrySlabs`` it was made for (0: none).
+/// How large an ``EntrySlab``'s cells are, and the slab's number in the ``EntrySlabs`` it was
+/// made for (0: none, an entry's own).
 struct EntrySlabSize {
     let cellSize: Int
-    let cellCount: Int
     let number: Int
 }

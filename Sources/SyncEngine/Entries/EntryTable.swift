@@ -54,21 +54,23 @@ package struct EntryTable: Sendable {
         return key.withUTF8 { entry($0, hash: hash) }
     }
 
-    /// Stores a copy of `entry` under its key, replacing the key's entry if there is one.
+    /// Stores `entry` under its key, replacing the key's entry if there is one: a copy, unless
+    /// it was made in one of the table's cells. Changes nothing ``changes`` reports.
     package mutating func insert(_ entry: StoredEntry) {
-        insert(copying: entry.bytes, count: entry.byteCount)
+        insert(store(entry))
     }
 
     /// Stores a copy of the entry whose ``EntryBytes`` are the `count` bytes at `bytes`, replacing
     /// the key's entry if there is one.
     mutating func insert(copying bytes: UnsafePointer<UInt8>, count: Int) {
-        let handle = store(bytes, count: count)
-        if let replaced = index.update(with: handle, in: order.slabs) {
-            _ = order.replace(replaced, with: handle)
-            arena.free(replaced, in: &order.slabs)
-        } else {
-            order.insert(handle)
-        }
+        insert(store(bytes, count: count))
+    }
+
+    private mutating func insert(_ handle: EntryHandle) {
+        guard let replaced = index.update(with: handle, in: order.slabs) else { return order.insert(handle) }
+        guard replaced != handle else { return }
+        _ = order.replace(replaced, with: handle)
+        arena.free(replaced, in: &order.slabs)
     }
 
     /// A cell of the table's for an entry of `byteCount` bytes, to write with

@@ -6,8 +6,9 @@ import SharedStateWire
 /// keeps the bytes alive while the entry is held.
 ///
 /// The entries of an ``EntryTable`` sit side by side in slabs the table's ``EntryArena`` shares
-/// out, with no object or `malloc` header each; an entry made on its own (``make(_:)``, as
-/// planning a write does) has a slab of one cell, exactly its size.
+/// out, with no object or `malloc` header each (a put is planned straight into one, see
+/// ``EntryCell``); an entry made on its own (``make(_:)``: a transaction's, a restore's) has a
+/// slab of one cell, exactly its size.
 ///
 /// `@unchecked Sendable`: a cell's bytes are never written while an entry refers to them (the
 /// arena reuses a cell only in a slab nothing else holds).
@@ -52,7 +53,7 @@ package struct StoredEntry: @unchecked Sendable {
             ephemeralSession = EntryBytes.read(&next)
         }
 
-        init(version: UInt64, createRevision: UInt64, modRevision: UInt64, ephemeralSession: UInt64) {
+        package init(version: UInt64, createRevision: UInt64, modRevision: UInt64, ephemeralSession: UInt64) {
             self.version = version
             self.createRevision = createRevision
             self.modRevision = modRevision
@@ -60,38 +61,17 @@ package struct StoredEntry: @unchecked Sendable {
         }
     }
 
-    /// An entry of its own, holding copies of `key` (UTF-8) and of `value`.
-    package static func make(
-        key: UnsafeRawBufferPointer,
-        value: UnsafeRawBufferPointer,
-        version: UInt64,
-        createRevision: UInt64,
-        modRevision: UInt64,
-        ephemeralSession: UInt64
-    ) -> StoredEntry {
-        let numbers = Numbers(
-            version: version, createRevision: createRevision, modRevision: modRevision, ephemeralSession: ephemeralSession)
-        let key = key.assumingMemoryBound(to: UInt8.self)
-        let value = value.assumingMemoryBound(to: UInt8.self)
-        let slab = EntrySlab.make(cellSize: EntryBytes.count(key: key.count, value: value.count, numbers: numbers), cellCount: 1)
-        let cell = slab.cell(0)
-        EntryBytes.write(key: key, value: value, numbers: numbers, to: cell)
-        return StoredEntry(slab: slab, bytes: cell)
-    }
-
-    /// The stored form of `entry`.
+    /// The stored form of `entry`, an entry of its own.
     package static func make(_ entry: Entry) -> StoredEntry {
+        let numbers = Numbers(
+            version: entry.version, createRevision: entry.createRevision, modRevision: entry.modRevision,
+            ephemeralSession: entry.ephemeralSession)
         var key = entry.key
         return key.withUTF8 { key in
             entry.value.withUnsafeBytes { value in
-                make(
-                    key: UnsafeRawBufferPointer(key),
-                    value: value,
-                    version: entry.version,
-                    createRevision: entry.createRevision,
-                    modRevision: entry.modRevision,
-                    ephemeralSession: entry.ephemeralSession
-                )
+                let value = value.assumingMemoryBound(to: UInt8.self)
+                let slab = EntrySlab.make(cellSize: EntryBytes.count(key: key.count, value: value.count, numbers: numbers), cellCount: 1)
+                return EntryCell(slab: slab, bytes: slab.cells).write(key: key, value: value, numbers: numbers)
             }
         }
     }
@@ -155,21 +135,5 @@ package struct StoredEntry: @unchecked Sendable {
     /// Calls `body` with the key's UTF-8 bytes, valid only inside it.
     func withKeyBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         withExtendedLifetime(slab) { body(EntryBytes.key(at: bytes)) }
-    }
-}
-
-/// A cell an ``EntryTable`` gave out for an entry not yet written
-/// (``EntryTable/makeCell(byteCount:)``).
-///
-/// `@unchecked Sendable`: the cell is written once, by whoever took it, before the entry it
-/// becomes is handed to anyone.
-struct EntryCell: @unchecked Sendable {
-    let slab: EntrySlab
-    let bytes: UnsafeMutablePointer<UInt8>
-
-    /// Writes the entry, which must take the cell's byte count, and returns it.
-    func write(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, numbers: StoredEntry.Numbers) -> StoredEntry {
-        EntryBytes.write(key: key, value: value, numbers: numbers, to: bytes)
-        return StoredEntry(slab: slab, bytes: bytes)
     }
 }
