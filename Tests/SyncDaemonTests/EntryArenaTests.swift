@@ -79,6 +79,24 @@ import Testing
         #expect(table.slabCount <= 2)
     }
 
+    /// While a reader holds every slab (a copy of the order, for a large list), no cell can be
+    /// reused: every key overwritten takes a new cell, filling new slabs one after another, not
+    /// a new slab for each of the held ones that has cells given back.
+    @Test func whileReadersHoldTheSlabsOverwritesFillNewSlabsInTurn() {
+        var table = EntryTable()
+        for number in 0..<20_000 { table.set("k/\(number)", to: .make(entry("k/\(number)", value(0, size: 100), version: 1))) }
+        let loaded = table.slabCount
+        let copy = table.order
+        // In no order: each held slab soon has cells given back.
+        for step in 0..<20_000 {
+            let key = "k/\(step * 7_919 % 20_000)"
+            table.set(key, to: .make(entry(key, value(1, size: 100), version: 2)))
+        }
+        // As many again, give or take the first slabs' growing sizes.
+        #expect(table.slabCount <= 2 * loaded + 8, "\(loaded) slabs loaded, \(table.slabCount) after")
+        #expect(EntryTable.entries(in: copy, withPrefix: "").allSatisfy { $0.version == 1 })
+    }
+
     @Test func anEntryLargerThanACellHasASlabOfItsOwnThatGoesWithIt() {
         var table = EntryTable()
         let large = String(repeating: "x", count: 100_000)
@@ -190,5 +208,33 @@ import Testing
                 "o/\(step)", to: .make(Entry(key: "o/\(step)", value: Data("xxxxxx".utf8), version: 1, createRevision: 1, modRevision: 1)))
         }
         #expect(held.entry().value == Data("before".utf8))
+    }
+}
+
+/// Start-up builds the table on a thread of its own (``EntryTableBuilder``) and then replays the
+/// log over it: the table it hands over must be the caller's alone, or its arena reuses no cell.
+@Suite struct EntryTableBuilderTests {
+    @Test func aBuiltTableIsTheCallersAloneAndReusesItsCells() {
+        let builder = EntryTableBuilder(capacity: 100)
+        var batch = EncodedEntries()
+        for number in 0..<100 {
+            var key = "k/\(number)"
+            var value = "\"loaded\""
+            key.withUTF8 { key in
+                value.withUTF8 { value in
+                    batch.append(key: key, value: value, numbers: .init(version: 1, createRevision: 1, modRevision: 1, ephemeralSession: 0))
+                }
+            }
+        }
+        builder.add(batch)
+        var table = builder.finish()
+        for step in 1...20_000 {
+            let key = "k/\(step % 100)"
+            table.set(key, to: .make(Entry(key: key, value: Data("\"replayed\"".utf8), version: 2, createRevision: 1, modRevision: UInt64(step))))
+        }
+        #expect(table.count == 100)
+        // 100 entries of one or two size classes: a few slabs, not one for each 4–64 KB replayed.
+        #expect(table.slabCount <= 8, "\(table.slabCount) slabs")
+        withExtendedLifetime(builder) {}
     }
 }

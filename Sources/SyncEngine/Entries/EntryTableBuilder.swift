@@ -42,7 +42,13 @@ package final class EntryTableBuilder: @unchecked Sendable {
         isComplete = true
         condition.broadcast()
         while built == nil { condition.wait() }
-        return built!
+        // Handed over, not shared: a table this still held would be copied on its first change
+        // (the index, the order's chunks), and its arena would reuse no cell, since a shared
+        // ``EntrySlabs`` means a reader may hold them (replaying a long log after a crash then
+        // took a new cell for every revision).
+        let table = built!
+        built = nil
+        return table
     }
 
     private func build(capacity: Int) {
