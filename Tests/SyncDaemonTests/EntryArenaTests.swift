@@ -230,7 +230,8 @@ import Testing
         var table = builder.finish()
         for step in 1...20_000 {
             let key = "k/\(step % 100)"
-            table.set(key, to: .make(Entry(key: key, value: Data("\"replayed\"".utf8), version: 2, createRevision: 1, modRevision: UInt64(step))))
+            let replayed = Entry(key: key, value: Data("\"replayed\"".utf8), version: 2, createRevision: 1, modRevision: UInt64(step))
+            table.set(key, to: .make(replayed))
         }
         #expect(table.count == 100)
         // 100 entries of one or two size classes: a few slabs, not one for each 4–64 KB replayed.
