@@ -250,6 +250,7 @@ let package = Package(
                 "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Test targets that use TestStore link IssueReportingTestSupport: that is how its

@@ -61,6 +61,30 @@ import Testing
         #expect(written.count == 2)
     }
 
+    @Test func anAnswerOnTheConnectionsOwnLoopGoesOutAtOnceOnlyWhenNothingIsQueuedBeforeIt() throws {
+        let channel = EmbeddedChannel()
+        let writer = ConnectionWriter(channel: channel, watermarks: .init(low: 1 << 20, high: 1 << 21))
+        func answer(_ id: UInt64) -> DeliveryBatch.OwnLoopWork {
+            writer.expectAnswers(1)
+            var batch = DeliveryBatch()
+            writer.receive(WriteAnswer(requestID: id, result: .success(.delete(revision: id))), in: &batch)
+            return batch.dispatchKeepingOwnLoop()
+        }
+        // Nothing queued: it is written when the committing thread runs what it was left.
+        answer(1).run()
+        #expect(try Self.drain(channel).count == 1)
+
+        // Frames from elsewhere still on their way: the answer queues behind them.
+        writer.send([Self.bytes(5, fill: 9)])
+        answer(2).run()
+        #expect(try Self.drain(channel).isEmpty)
+        channel.embeddedEventLoop.run()
+        let written = try Self.drain(channel)
+        #expect(written.count == 2)
+        #expect(written.first == Self.bytes(5, fill: 9))
+        #expect(writer.answersOwed == 0)
+    }
+
     @Test func onePieceIsInFlightAtATimeAndWhatWaitsCountsAgainstTheQueueBound() throws {
         let channel = EmbeddedChannel()
         let socket = SocketStandIn()

@@ -1,12 +1,14 @@
 import NIOCore
 import NIOEmbedded
+import NIOPosix
 import Synchronization
 import Testing
 
 @testable import SyncEngine
 
 /// A round of delivery reaches each event loop with its work in the order it was added, nothing
-/// runs before the loops do, and an emptied batch can be filled again.
+/// runs before the loops do, and an emptied batch can be filled again; dispatched on a loop's own
+/// thread, the work for that loop that may go first is left to the caller, and the rest queues.
 @Suite struct DeliveryBatchTests {
     @Test func eachLoopRunsItsWorkInTheOrderItWasAdded() {
         let loops = [EmbeddedEventLoop(), EmbeddedEventLoop(), EmbeddedEventLoop()]
@@ -39,5 +41,60 @@ import Testing
         loops[2].run()
         #expect(ran.withLock { $0 }.last == "again")
         #expect(ran.withLock { $0 }.count == 9)
+    }
+
+    @Test func onItsOwnLoopTheWorkThatMayGoFirstIsLeftToTheCallerAndTheRestQueues() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let (own, other) = (group.next(), group.next())
+        #expect(own !== other)
+        let ran = Mutex<[String]>([])
+        @Sendable func note(_ name: String) -> @Sendable () -> Void { { ran.withLock { $0.append(name) } } }
+
+        let (beforeRun, afterRun) = try await own.submit {
+            var batch = DeliveryBatch()
+            batch.add(on: own, mayGoFirst: true, note("own 1"))
+            batch.add(on: own, note("own 2, behind the loop's queue"))
+            batch.add(on: other, mayGoFirst: true, note("other"))
+            batch.add(on: own, mayGoFirst: true, note("own 3"))
+            batch.addToEveryLoop(note("timing"))
+            let kept = batch.dispatchKeepingOwnLoop()
+            #expect(batch.isEmpty)
+            // The loop's own part waits for the caller; the queued part for the loop's next turn.
+            let beforeRun = ran.withLock { $0 }.filter { $0.hasPrefix("own") }
+            kept.run()
+            return (beforeRun, ran.withLock { $0 }.filter { $0.hasPrefix("own") })
+        }.get()
+        #expect(beforeRun.isEmpty)
+        #expect(afterRun == ["own 1", "own 3"])
+        // Both loops have run their queued tasks once an empty task on each has.
+        try await own.submit {}.get()
+        try await other.submit {}.get()
+        let all = ran.withLock { $0 }
+        #expect(all.filter { $0.hasPrefix("own") } == ["own 1", "own 3", "own 2, behind the loop's queue"])
+        #expect(all.filter { $0 == "other" }.count == 1)
+        #expect(all.filter { $0 == "timing" }.count == 2)
+        // The timing goes last on its loop: after the queued part there.
+        #expect(all.lastIndex(of: "timing")! > all.firstIndex(of: "own 2, behind the loop's queue")!)
+
+        // When all of the own loop's work may go first, its timing runs with it, at once.
+        ran.withLock { $0.removeAll() }
+        try await own.submit {
+            var batch = DeliveryBatch()
+            batch.add(on: own, mayGoFirst: true, note("own"))
+            batch.addToEveryLoop(note("timing"))
+            batch.dispatchKeepingOwnLoop().run()
+            #expect(ran.withLock { $0 } == ["own", "timing"])
+        }.get()
+
+        // Off every loop's thread, nothing is left to the caller.
+        ran.withLock { $0.removeAll() }
+        var batch = DeliveryBatch()
+        batch.add(on: own, mayGoFirst: true, note("own"))
+        let kept = batch.dispatchKeepingOwnLoop()
+        try await own.submit {}.get()
+        #expect(ran.withLock { $0 } == ["own"])
+        kept.run()
+        #expect(ran.withLock { $0 } == ["own"])
+        try await group.shutdownGracefully()
     }
 }

@@ -115,7 +115,7 @@ package extension StateEngine {
         guard let last = revisions.last else { return }
         // Made before taking the lock, which readers share.
         let stored = entries ?? Self.latestEntries(of: revisions)
-        published.withLock { state in
+        let ownLoopWork = published.withLock { state in
             if state.watches.wantsPreviousValues {
                 // Before the table changes: it holds every key's entry before these revisions.
                 var previous: [String: Entry?] = [:]
@@ -135,8 +135,12 @@ package extension StateEngine {
             metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing, into: &batch)))
             if let answering { PendingWrite.answer(answering.writes, with: answering.results, in: &batch, callingBack: false) }
             // Under the lock, as every hand-off of frames: what the engine sends leaves in its order.
-            batch.dispatch()
+            // The work for this thread's own loop that nothing queued there precedes is the
+            // exception: it runs below, before this thread does anything else, so still in order.
+            return batch.dispatchKeepingOwnLoop()
         }
+        // Outside the lock: writing to a connection may call back into the engine.
+        ownLoopWork.run()
     }
 
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).

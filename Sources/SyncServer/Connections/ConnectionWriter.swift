@@ -8,7 +8,10 @@ import Synchronization
 /// connection's own handler.
 ///
 /// Frames from other threads (the engine's fan-out, the writer's answers) reach the event loop
-/// in one task per call and are flushed once per call. Responses made on the event loop are
+/// in one task per call and are flushed once per call. Those of a commit made on the connection's
+/// own loop are written by that loop's turn at once, when nothing for the connection is queued
+/// before them (``DeliveryBatch/dispatchKeepingOwnLoop()``): a lone write is answered without a
+/// task handed to the loop. Responses made on the event loop are
 /// written at once, unless frames from elsewhere are still on their way, and flushed when the
 /// handler has read everything the socket had.
 ///
@@ -121,17 +124,18 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     }
 
     package func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {
-        batch.add(on: channel.eventLoop, countedWrite(frames))
+        let isFirst = inFlight.load(ordering: .acquiring) == 0
+        batch.add(on: channel.eventLoop, mayGoFirst: isFirst, countedWrite(frames))
     }
 
     package func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
-        inFlight.add(1, ordering: .acquiringAndReleasing)
-        batch.add(on: channel.eventLoop) { [self] in writeOut(answers) }
+        let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(answers) }
     }
 
     package func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch) {
-        inFlight.add(1, ordering: .acquiringAndReleasing)
-        batch.add(on: channel.eventLoop) { [self] in writeOut(CollectionOfOne(answer)) }
+        let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(CollectionOfOne(answer)) }
     }
 
     /// Writes the answers of a commit handed over by `receive`, in one buffer and one write.

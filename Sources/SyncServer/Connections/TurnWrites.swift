@@ -8,7 +8,8 @@ import SyncEngine
 /// The first connection to add writes in a turn schedules the hand-over as a task of its loop,
 /// which NIO runs after the turn's reads. The engine then commits the group on this thread when no
 /// other commit runs, so that the common write takes no hop to another thread and back (see
-/// ``StateEngine/submit(_:mayCommitHere:)``).
+/// ``StateEngine/submit(_:mayCommitHere:)``), and the answers and events for this loop's
+/// connections are written in the same task (see ``DeliveryBatch/dispatchKeepingOwnLoop()``).
 ///
 /// `@unchecked Sendable`: its state is only touched on its event loop.
 final class TurnWrites: @unchecked Sendable {
