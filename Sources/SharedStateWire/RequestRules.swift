@@ -14,7 +14,9 @@ package enum RequestRules {
         if cause.utf8.count > maxCauseBytes {
             throw SharedStateError(.tooLarge, "the cause has \(cause.utf8.count) bytes; the limit is \(maxCauseBytes)")
         }
-        if cause.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        // Unicode's control characters (category Cc) are exactly U+0000–U+001F and U+007F–U+009F,
+        // a set its stability policy fixes: compared by value, not looked up per scalar.
+        if cause.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
             throw SharedStateError(.invalidArgument, "the cause contains a control character")
         }
     }
