@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # syncd's own cost and speed, two builds against each other in one run: rounds alternate between
 # the builds, each on a fresh database, and which build goes first in a round alternates too, so
-# the machine's noise falls on both alike. Each round
-# takes `syncctl bench put` (4 connections × pipeline 16, and 1 × 1), the same 4 × 16 from C
-# writers (`fanout-peer writers`, no Swift client sharing the cores) and `syncctl bench fanout`
-# (1 writer × 16 in flight → 8 subscriber processes), 100 B values, and syncd's CPU time per
-# operation from /proc (what it spent, whatever the clients spent). Prints every round, then the
-# median per build.
+# the machine's noise falls on both alike. Each round takes `syncctl bench put` (4 connections ×
+# pipeline 16, and 1 × 1), `syncctl bench fanout` (1 writer × 16 in flight → 8 subscriber
+# processes), then the same 4 × 16 and 1 × 1 puts from C writers (`fanout-peer writers`, no Swift
+# client sharing the cores), 100 B values, and syncd's CPU time per operation from /proc (what it
+# spent, whatever the clients spent). Prints every round, then the median per build.
 #
 #   scripts/bench-ab.sh OLD_SYNCD NEW_SYNCD [ROUNDS] [PUTS]
 #
@@ -46,11 +45,14 @@ for round in $(seq "$rounds"); do
         c3=$(cpu_us $pid)
         w=$("$work/fanout-peer" writers syncd "$work/s" 4 "$puts" 16 100)
         c4=$(cpu_us $pid)
+        "$work/fanout-peer" writers syncd "$work/s" 1 $((puts / 5)) 1 100 >/dev/null
+        c5=$(cpu_us $pid)
         kill $pid; wait $pid 2>/dev/null || true; pid=""
         echo "round $round $build: puts/s $(field ops_per_sec <<<"$s") cpu/put $(per_op "$c0" "$c1" "$puts")" \
             "lone-p50 $(field p50_us <<<"$l") cpu/lone $(per_op "$c1" "$c2" $((puts / 10)))" \
             "events/s $(field delivered_per_sec <<<"$f") cpu/event $(per_op "$c2" "$c3" $((puts / 2 * 8)))" \
-            "c-puts/s $(field writes_per_sec <<<"$w") cpu/c-put $(per_op "$c3" "$c4" "$puts")" | tee -a "$work/rounds"
+            "c-puts/s $(field writes_per_sec <<<"$w") cpu/c-put $(per_op "$c3" "$c4" "$puts")" \
+            "cpu/c-lone $(per_op "$c4" "$c5" $((puts / 5)))" | tee -a "$work/rounds"
     done
 done
 python3 - "$work/rounds" <<'PY'
