@@ -2,8 +2,9 @@
 # Where a paced write's way to a reducer stands against its floor, in alternating rounds on one
 # machine: Redis with C clients (`fanout-peer redis`), the floor under syncd's contract (a C relay
 # that commits each write to SQLite before it sends it on: `fanout-peer relay`), syncd with C
-# clients (`fanout-peer syncd`), and a write reaching a reducer in another process through the
-# Swift libraries (`feature-bench e2e`). 5,000 writes at 1,000/s each; prints each round's p50 and
+# clients (`fanout-peer syncd`), a write reaching a reducer in another process through the
+# Swift libraries (`feature-bench e2e`), and the same reducer fed by a C writer (`feature-bench
+# e2e --writer fanout-peer`: the Swift writer's share told from the reducer's). 5,000 writes at 1,000/s each; prints each round's p50 and
 # p99, then the medians. Rounds, not one run, because this machine's noise moves any one figure by
 # ±30 µs.
 #
@@ -53,6 +54,9 @@ for round in $(seq "$rounds"); do
     echo "round $round syncd $syncd"
     e2e=$(measure e2e "$bin/feature-bench" e2e --socket "$work/syncd.sock" --count "$writes" --rate 1000 --json)
     echo "round $round e2e $e2e"
+    c_e2e=$(measure c-e2e "$bin/feature-bench" e2e --socket "$work/syncd.sock" --count "$writes" --rate 1000 --json \
+        --writer "$work/fanout-peer")
+    echo "round $round c-e2e $c_e2e"
 done | tee "$work/rounds"
 python3 - "$work/rounds" <<'PY'
 import statistics, sys
@@ -61,6 +65,7 @@ names = {
     "relay": "the floor: C relay, SQLite commit first",
     "syncd": "syncd, C clients",
     "e2e": "syncd, write -> reducer (feature-bench e2e)",
+    "c-e2e": "syncd, a C writer -> the same reducer (e2e --writer fanout-peer)",
 }
 rows = {}
 for line in open(sys.argv[1]):

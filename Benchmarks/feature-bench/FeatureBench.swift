@@ -75,10 +75,24 @@ struct EndToEndBench: AsyncParsableCommand {
     @Flag(help: "Print {\"p50_us\":…,\"p99_us\":…,\"p999_us\":…} only.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Write from this program instead of this one's Swift writer: run as PATH e2e-writer SOCKET KEY COUNT RATE.",
+            discussion: "scripts/bench/fanout-peer.c is one: a C writer, to tell the Swift writer's share from the reducer's.",
+            valueName: "path"))
+    var writer: String?
+
+    func validate() throws {
+        if let writer, !FileManager.default.isExecutableFile(atPath: writer) {
+            throw ValidationError("--writer \(writer): there is no executable file there")
+        }
+    }
+
     func run() async throws {
         let socketPath = SharedStateClient.Configuration(socketPath: socket).socketPath
         let key = "bench/e2e/\(getpid())"
-        let (latencies, counts) = try await Self.measure(socketPath: socketPath, key: key, count: count, rate: rate)
+        let (latencies, counts) = try await Self.measure(
+            socketPath: socketPath, key: key, count: count, rate: rate, writerExecutable: writer)
         guard latencies.count == count else {
             throw ValidationError("the reducer saw \(latencies.count) of \(count) writes")
         }
@@ -116,7 +130,9 @@ struct EndToEndBench: AsyncParsableCommand {
 
     /// The latency of each write the reducer saw, and what it counted.
     @MainActor
-    static func measure(socketPath: String, key: String, count: Int, rate: Int) async throws -> (latencies: [Double], counts: Counts) {
+    static func measure(
+        socketPath: String, key: String, count: Int, rate: Int, writerExecutable: String? = nil
+    ) async throws -> (latencies: [Double], counts: Counts) {
         let client = try await SharedStateClient.connect(.init(socketPath: socketPath, clientName: "feature-bench"))
         defer { Task { await client.close() } }
         let store = Store(initialState: Probe.State(key: key)) {
@@ -129,8 +145,13 @@ struct EndToEndBench: AsyncParsableCommand {
         while !store.isWatching { try await Task.sleep(for: .milliseconds(1)) }
 
         let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        writer.arguments = ["writer", "--socket", socketPath, "--key", key, "--count", "\(count)", "--rate", "\(rate)"]
+        if let writerExecutable {
+            writer.executableURL = URL(fileURLWithPath: writerExecutable)
+            writer.arguments = ["e2e-writer", socketPath, key, "\(count)", "\(rate)"]
+        } else {
+            writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            writer.arguments = ["writer", "--socket", socketPath, "--key", key, "--count", "\(count)", "--rate", "\(rate)"]
+        }
         let report = Pipe()
         writer.standardOutput = report
         try writer.run()

@@ -26,6 +26,11 @@
  *       settings), then forwards them to SUBSCRIBERS subscriber processes and acknowledges them to
  *       the writer. No decoding, no index, no state in memory: what is left is SQLite and the
  *       sockets. Build with -lsqlite3.
+ *   fanout-peer e2e-writer SOCKET KEY COUNT RATE
+ *       The writing side of `feature-bench e2e --writer`: COUNT puts of KEY, one at a time paced at
+ *       RATE per second (asleep in between, where the other modes spin), each
+ *       {"sentAtNanos":<CLOCK_MONOTONIC ns>,"sequence":<1…>} made just before it is sent; prints 0
+ *       (no request of it is written by a Swift client's reading thread).
  *
  * Each value starts with the writer's CLOCK_MONOTONIC time, so each subscriber measures send to
  * receipt (for syncd the value is a JSON string of VALUE_SIZE bytes: a quote, the time, the sequence,
@@ -596,6 +601,44 @@ fail:
     exit(2);
 }
 
+/* ---- e2e-writer: a C writer for feature-bench e2e's Swift reducer ---- */
+
+static int e2e_write(const char *path, const char *key, uint64_t count, int rate) {
+    struct connection *connection = syncd_connect(path, "fanout-peer e2e-writer");
+    char frame[256], value[96];
+    /* Asleep between writes, as the Swift writer is (the other modes spin to their due time). */
+    uint64_t interval = 1000000000ull / (uint64_t)rate, due = now_ns();
+    for (uint64_t sent = 0; sent < count; sent++, due += interval) {
+        struct timespec until = {.tv_sec = (time_t)(due / 1000000000ull), .tv_nsec = (long)(due % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {}
+        int length = snprintf(value, sizeof(value), "{\"sentAtNanos\":%llu,\"sequence\":%llu}", (unsigned long long)now_ns(),
+                              (unsigned long long)(sent + 1));
+        write_all(connection->fd, frame, encode_put(frame, sent + 1, key, value, (size_t)length));
+        int answered = 0;
+        while (!answered) {
+            struct message message;
+            if (next_frame(connection, &message) != 1) {
+                fprintf(stderr, "fanout-peer: syncd closed the e2e writer's connection\n");
+                return 2;
+            }
+            struct field field;
+            while (next_field(&message, &field)) {
+                if (field.number == 4 && field.wire_type == 2) {
+                    print_error("e2e writer", &field);
+                    return 2;
+                }
+                if (field.number != 2 || field.wire_type != 2) continue;
+                uint64_t id;
+                unsigned result;
+                if (!response_ok(&field, &id, &result, "put")) return 2;
+                answered = id == sent + 1;
+            }
+        }
+    }
+    printf("0\n");
+    return 0;
+}
+
 /* ---- writers: durable writes from several C connections, no subscribers ---- */
 
 /* One Redis connection's share: COUNT SETs, `pipeline` in flight, each answered "+OK\r\n". */
@@ -789,12 +832,22 @@ int main(int argc, char **argv) {
         }
         return run_writers(to_redis, argv[3], connections, count, pipeline, value_size);
     }
+    if (argc == 6 && strcmp(argv[1], "e2e-writer") == 0) {
+        uint64_t count = strtoull(argv[4], NULL, 10);
+        int rate = atoi(argv[5]);
+        if (count < 1 || rate < 1 || strlen(argv[3]) > 128) {
+            fprintf(stderr, "fanout-peer: e2e-writer SOCKET KEY COUNT RATE (count and rate at least 1, a key of at most 128 bytes)\n");
+            return 2;
+        }
+        return e2e_write(argv[2], argv[3], count, rate);
+    }
     if (argc < 7) {
         fprintf(stderr, "usage: fanout-peer redis SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
                         "       fanout-peer syncd SOCKET SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
                         "       fanout-peer writers redis|syncd SOCKET CONNECTIONS COUNT PIPELINE VALUE_SIZE\n"
                         "       fanout-peer raw DIR SUBSCRIBERS COUNT BATCH VALUE_SIZE\n"
-                        "       fanout-peer relay DIR SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n");
+                        "       fanout-peer relay DIR SUBSCRIBERS COUNT PIPELINE VALUE_SIZE [RATE]\n"
+                        "       fanout-peer e2e-writer SOCKET KEY COUNT RATE\n");
         return 2;
     }
     int redis = strcmp(argv[1], "redis") == 0, syncd = strcmp(argv[1], "syncd") == 0, raw = strcmp(argv[1], "raw") == 0;
