@@ -31,6 +31,41 @@ package struct WatchRegistry {
         func selects(_ key: String) -> Bool {
             (prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
         }
+
+        /// The frame to send this watch for the changes of `revision` it selects, if any: nil
+        /// when it selects none, when it holds the frame while its replay runs, or when its
+        /// subscriber is backlogged (it is then owed a resync). `wholeFrames` are the frames of
+        /// the whole revision already made, by watch id, which it shares or adds to.
+        mutating func take(
+            _ revision: CommittedRevision, subscriberIsBacklogged: Bool, sharing wholeFrames: inout [(watchID: UInt64, frame: ByteBuffer)]
+        ) -> ByteBuffer? {
+            guard !needsResync, revision.revision > startsAfter else { return nil }
+            let selection = WatchRegistry.selection(of: self, in: revision)
+            if case .none = selection { return nil }
+            let isHolding = heldFrames != nil
+            if subscriberIsBacklogged && !isHolding {
+                // Nothing is encoded for it: it is owed a resync.
+                needsResync = true
+                return nil
+            }
+            let frame: ByteBuffer
+            if case .whole = selection, !previousValues {
+                if let made = wholeFrames.first(where: { $0.watchID == id }) {
+                    frame = made.frame
+                } else {
+                    frame = revision.encoded.frame(forWatch: id, allocator: WatchFrames.allocator)
+                    wholeFrames.append((id, frame))
+                }
+            } else {
+                frame = WatchRegistry.frame(of: selection, for: self, revision)
+            }
+            isIdle = false
+            if isHolding {
+                heldFrames!.append(frame)
+                return nil
+            }
+            return frame
+        }
     }
 
     /// A subscriber that has watches, and what delivery noted of it in its latest round.
@@ -249,7 +284,7 @@ package struct WatchRegistry {
     /// each of its references (its subscriber, prefixes, filter, held frames), per watch and
     /// revision.
     private mutating func deliver(_ revision: CommittedRevision, toSlot slot: Int, in round: inout Round) {
-        guard slots[slot].map({ !$0.needsResync && revision.revision > $0.startsAfter }) == true else { return }
+        guard slots[slot] != nil else { return }
         let subscriberSlot = subscriberOfSlot[slot]
         if subscribers[subscriberSlot]!.round < round.firstPass {
             // First reached in this round: whether it is backlogged holds for the whole round.
@@ -257,31 +292,12 @@ package struct WatchRegistry {
             subscribers[subscriberSlot]!.isBacklogged = subscribers[subscriberSlot]!.subscriber.isBacklogged
             subscribers[subscriberSlot]!.outbox = -1
         }
-        let selection = Self.selection(of: slots[slot]!, in: revision)
-        if case .none = selection { return }
-        let isHolding = slots[slot]!.heldFrames != nil
-        if subscribers[subscriberSlot]!.isBacklogged && !isHolding {
-            // Nothing is encoded for it: it is owed a resync.
-            slots[slot]!.needsResync = true
-            return
-        }
-        let frame: ByteBuffer
-        let id = slots[slot]!.id
-        if case .whole = selection, !slots[slot]!.previousValues {
-            if let made = round.wholeFrames.first(where: { $0.watchID == id }) {
-                frame = made.frame
-            } else {
-                frame = revision.encoded.frame(forWatch: id, allocator: WatchFrames.allocator)
-                round.wholeFrames.append((id, frame))
-            }
-        } else {
-            frame = Self.frame(of: selection, for: slots[slot]!, revision)
-        }
-        slots[slot]!.isIdle = false
-        if isHolding {
-            slots[slot]!.heldFrames!.append(frame)
-            return
-        }
+        // Worked on where it is stored: read through `slots[slot]!` as a value, the watch was
+        // copied out, a retain and a release of each of its references per watch and revision.
+        guard
+            let frame = slots[slot]!.take(
+                revision, subscriberIsBacklogged: subscribers[subscriberSlot]!.isBacklogged, sharing: &round.wholeFrames)
+        else { return }
         var outbox = subscribers[subscriberSlot]!.outbox
         if outbox < 0 {
             outbox = round.outboxes.count
@@ -292,14 +308,14 @@ package struct WatchRegistry {
     }
 
     /// Which of a revision's changes a watch selects.
-    private enum Selection {
+    fileprivate enum Selection {
         case none
         case whole
         /// Some, not all: their indices, in order.
         case some([Int])
     }
 
-    private static func selection(of watch: Watch, in revision: CommittedRevision) -> Selection {
+    fileprivate static func selection(of watch: borrowing Watch, in revision: CommittedRevision) -> Selection {
         if watch.prefixes.isEmpty && watch.readable == nil { return .whole }
         let changes = revision.changes
         // The usual revision, one change, and the usual watch, which takes all of a revision or
@@ -311,7 +327,7 @@ package struct WatchRegistry {
     }
 
     /// The frame of what `selection` (not `.none`) takes of `revision` for `watch`.
-    private static func frame(of selection: Selection, for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer {
+    fileprivate static func frame(of selection: Selection, for watch: borrowing Watch, _ revision: CommittedRevision) -> ByteBuffer {
         switch selection {
         case .whole where !watch.previousValues:
             // All of them: the revision's encoded event serves as it is.
