@@ -280,9 +280,10 @@ package struct WatchRegistry {
     /// subscriber's outbox, or to the frames it holds while it replays; marks it owed a resync
     /// instead when its subscriber is backlogged.
     ///
-    /// It reads the watch's fields in place: a copy of the whole watch would retain and release
-    /// each of its references (its subscriber, prefixes, filter, held frames), per watch and
-    /// revision.
+    /// It works on the watch where it is stored (``Watch/take(_:subscriberIsBacklogged:sharing:)``,
+    /// through the array's in-place access): read through `slots[slot]!` as a value, the whole
+    /// watch was copied out, a retain and a release of each of its references (its subscriber,
+    /// prefixes, filter, held frames) per watch and revision.
     private mutating func deliver(_ revision: CommittedRevision, toSlot slot: Int, in round: inout Round) {
         guard slots[slot] != nil else { return }
         let subscriberSlot = subscriberOfSlot[slot]
@@ -292,8 +293,6 @@ package struct WatchRegistry {
             subscribers[subscriberSlot]!.isBacklogged = subscribers[subscriberSlot]!.subscriber.isBacklogged
             subscribers[subscriberSlot]!.outbox = -1
         }
-        // Worked on where it is stored: read through `slots[slot]!` as a value, the watch was
-        // copied out, a retain and a release of each of its references per watch and revision.
         guard
             let frame = slots[slot]!.take(
                 revision, subscriberIsBacklogged: subscribers[subscriberSlot]!.isBacklogged, sharing: &round.wholeFrames)
