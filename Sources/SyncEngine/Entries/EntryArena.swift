@@ -22,15 +22,25 @@ struct EntryArena: Sendable {
     /// How many slabs with room an allocation looks at before it makes a new one.
     private static let slabsTried = 8
 
-    /// By slab number: its size class (-1: a slab of its own), how many cells it has, cells ever
-    /// taken, cells holding an entry, cells given back since, and its place in its class's `open`
-    /// list (-1: not there).
-    private var classOfSlab: [Int16] = [-1]
-    private var cellsOfSlab: [UInt16] = [0]
-    private var usedCells: [UInt16] = [0]
-    private var liveCells: [UInt16] = [0]
-    private var freedCells: [[UInt16]] = [[]]
-    private var openPlace: [Int32] = [-1]
+    /// What the arena keeps of one slab.
+    private struct Slab {
+        /// Its size class; -1 for a slab of its own (or none: a free number).
+        var sizeClass: Int16 = -1
+        /// How many cells it has, how many were ever taken, and how many hold an entry.
+        var cellCount: UInt16 = 0
+        var usedCells: UInt16 = 0
+        var liveCells: UInt16 = 0
+        /// Cells given back since they were taken.
+        var freedCells: [UInt16] = []
+        /// Its place in its class's `open` list; -1 when not there.
+        var openPlace: Int32 = -1
+
+        /// Whether a cell of it can be taken without reusing one given back.
+        var hasUntakenCells: Bool { usedCells < cellCount }
+    }
+
+    /// By slab number (number 0 is never given: no handle is 0).
+    private var slabRecords: [Slab] = [Slab()]
     /// By size class: the slabs that have cells never taken or given back, latest on top.
     private var open: [[Int32]] = Array(repeating: [], count: classCount)
     /// By size class: how many slabs it was given.
@@ -67,12 +77,12 @@ struct EntryArena: Sendable {
         var place = open[sizeClass].count - 1
         while place >= 0 && tried < Self.slabsTried {
             let number = Int(open[sizeClass][place])
-            if !freedCells[number].isEmpty && mayReuse && slabs.holdsAlone(number) {
-                return take(cell: Int(freedCells[number].removeLast()), of: number)
+            if !slabRecords[number].freedCells.isEmpty && mayReuse && slabs.holdsAlone(number) {
+                return take(cell: Int(slabRecords[number].freedCells.removeLast()), of: number)
             }
-            if usedCells[number] < cellsOfSlab[number] {
-                usedCells[number] += 1
-                return take(cell: Int(usedCells[number]) - 1, of: number)
+            if slabRecords[number].hasUntakenCells {
+                slabRecords[number].usedCells += 1
+                return take(cell: Int(slabRecords[number].usedCells) - 1, of: number)
             }
             place -= 1
             tried += 1
@@ -82,23 +92,24 @@ struct EntryArena: Sendable {
         slabsMade[sizeClass] += 1
         let number = makeSlab(
             cellSize: cellSize, cellCount: Self.cellCount(cellSize, slabByteCount: byteCount), sizeClass: sizeClass, in: &slabs)
-        usedCells[number] = 1
+        slabRecords[number].usedCells = 1
         return take(cell: 0, of: number)
     }
 
     /// Takes back the cell of `handle`, whose entry the table no longer holds.
     mutating func free(_ handle: EntryHandle, in slabs: inout EntrySlabs) {
         let number = handle.slab
-        liveCells[number] -= 1
+        slabRecords[number].liveCells -= 1
         // A slab of shared cells stays while it is its class's only one with room, so that a key
         // put, deleted and put again does not make a slab each time.
-        let sizeClass = Int(classOfSlab[number])
-        if liveCells[number] == 0 && (sizeClass < 0 || open[sizeClass].count > (openPlace[number] >= 0 ? 1 : 0)) {
+        let sizeClass = Int(slabRecords[number].sizeClass)
+        let isOpen = slabRecords[number].openPlace >= 0
+        if slabRecords[number].liveCells == 0 && (sizeClass < 0 || open[sizeClass].count > (isOpen ? 1 : 0)) {
             retire(number, in: &slabs)
             return
         }
-        freedCells[number].append(UInt16(handle.cell))
-        if openPlace[number] < 0 { addOpen(number) }
+        slabRecords[number].freedCells.append(UInt16(handle.cell))
+        if !isOpen { addOpen(number) }
     }
 
     private static func cellCount(_ cellSize: Int, slabByteCount: Int) -> Int {
@@ -106,8 +117,8 @@ struct EntryArena: Sendable {
     }
 
     private mutating func take(cell: Int, of number: Int) -> EntryHandle {
-        liveCells[number] += 1
-        if openPlace[number] >= 0, freedCells[number].isEmpty, usedCells[number] == cellsOfSlab[number] {
+        slabRecords[number].liveCells += 1
+        if slabRecords[number].openPlace >= 0, slabRecords[number].freedCells.isEmpty, !slabRecords[number].hasUntakenCells {
             removeOpen(number)
         }
         return EntryHandle(slab: number, cell: cell)
@@ -118,16 +129,11 @@ struct EntryArena: Sendable {
         if let free = freeNumbers.popLast() {
             number = Int(free)
         } else {
-            number = classOfSlab.count
+            number = slabRecords.count
             // 4 M slabs: 16 GB of entries even if each were above 4 KB, beyond any machine syncd
             // holds its state in memory on.
             precondition(number < EntryHandle.slabLimit, "syncd's entries need more than \(EntryHandle.slabLimit) slabs")
-            classOfSlab.append(-1)
-            cellsOfSlab.append(0)
-            usedCells.append(0)
-            liveCells.append(0)
-            freedCells.append([])
-            openPlace.append(-1)
+            slabRecords.append(Slab())
         }
         if number >= slabs.slotCount {
             slabs = slabs.copy(minimumCapacity: max(number + 1, slabs.slotCount * 2))
@@ -135,39 +141,33 @@ struct EntryArena: Sendable {
             slabs = slabs.copy()
         }
         slabs.set(EntrySlab.make(cellSize: cellSize, cellCount: cellCount, number: number), at: number)
-        classOfSlab[number] = Int16(sizeClass)
-        cellsOfSlab[number] = UInt16(cellCount)
-        usedCells[number] = sizeClass < 0 ? 1 : 0
-        liveCells[number] = 0
-        freedCells[number] = []
+        slabRecords[number] = Slab(sizeClass: Int16(sizeClass), cellCount: UInt16(cellCount), usedCells: sizeClass < 0 ? 1 : 0)
         if sizeClass >= 0 { addOpen(number) }
         return number
     }
 
     private mutating func retire(_ number: Int, in slabs: inout EntrySlabs) {
-        if openPlace[number] >= 0 { removeOpen(number) }
+        if slabRecords[number].openPlace >= 0 { removeOpen(number) }
         if !isKnownUniquelyReferenced(&slabs) { slabs = slabs.copy() }
         slabs.set(nil, at: number)
-        freedCells[number] = []
-        usedCells[number] = 0
-        classOfSlab[number] = -1
+        slabRecords[number] = Slab()
         freeNumbers.append(Int32(number))
     }
 
     private mutating func addOpen(_ number: Int) {
-        let sizeClass = Int(classOfSlab[number])
-        openPlace[number] = Int32(open[sizeClass].count)
+        let sizeClass = Int(slabRecords[number].sizeClass)
+        slabRecords[number].openPlace = Int32(open[sizeClass].count)
         open[sizeClass].append(Int32(number))
     }
 
     private mutating func removeOpen(_ number: Int) {
-        let sizeClass = Int(classOfSlab[number])
-        let place = Int(openPlace[number])
+        let sizeClass = Int(slabRecords[number].sizeClass)
+        let place = Int(slabRecords[number].openPlace)
         let last = open[sizeClass].removeLast()
         if Int(last) != number {
             open[sizeClass][place] = last
-            openPlace[Int(last)] = Int32(place)
+            slabRecords[Int(last)].openPlace = Int32(place)
         }
-        openPlace[number] = -1
+        slabRecords[number].openPlace = -1
     }
 }
