@@ -21,7 +21,7 @@ struct FeatureBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature-bench",
         abstract: "Measures the store runtime.",
-        subcommands: [SendBench.self, CompositionBench.self, EndToEndBench.self, Writer.self, SlowConsumerCommand.self]
+        subcommands: [SendBench.self, CompositionBench.self, DecodeBench.self, EndToEndBench.self, Writer.self, SlowConsumerCommand.self]
     )
 }
 

@@ -11,7 +11,8 @@ import Foundation
 /// ```
 ///
 /// Values travel as JSON (Foundation's `JSONEncoder`, keys sorted), so any process, in any
-/// language, can read them.
+/// language, can read them. They are read back as `JSONDecoder` reads them, by a decoder that
+/// reads the bytes in place and leaves to `JSONDecoder` what it does not handle the same way.
 public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// The key's name, such as `counter/value`.
     public let name: String
@@ -50,6 +51,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     ///
     /// - Throws: ``SharedStateError`` `invalidArgument` when the JSON is not a `Value`.
     public static func decode(_ data: Data, named name: String) throws(SharedStateError) -> Value {
+        if let value = InPlaceJSONDecoder.decode(Value.self, from: data) { return value }
         do {
             return try sharedJSONDecoder.decode(Value.self, from: data)
         } catch {
@@ -61,6 +63,6 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     }
 }
 
-/// One decoder for every typed key: it is never configured, and making one per value cost an
-/// allocation and its options' storage on each change a watch delivers.
+/// One decoder for every typed key, for the values ``InPlaceJSONDecoder`` leaves to it: it is
+/// never configured, and making one per value cost an allocation and its options' storage.
 private let sharedJSONDecoder = JSONDecoder()
