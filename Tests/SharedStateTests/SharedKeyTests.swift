@@ -7,6 +7,21 @@ private struct Thermostat: Codable, Equatable, Sendable {
     var isHeating: Bool
 }
 
+/// A value with what the in-place decoder reads itself (nesting, escapes, optionals, a float)
+/// and what it leaves to `JSONDecoder` (a `Date`).
+private struct Schedule: Codable, Equatable, Sendable {
+    struct Slot: Codable, Equatable, Sendable {
+        var label: String
+        var celsius: Float
+        var days: [Int]
+    }
+
+    var owner: String
+    var slots: [Slot]
+    var note: String?
+    var updatedAt: Date?
+}
+
 extension SharedKey where Value == Int {
     fileprivate static let counter = SharedKey("counter/value", default: 0)
 }
@@ -53,6 +68,27 @@ extension SharedKey where Value == Int {
             try await writer.put("counter/value", json: #""not a number""#)
             try await writer.delete("counter/value")
             #expect(await iterator.next() == 0)
+        }
+    }
+
+    @Test func everyKindOfValueComesBackAsJSONDecoderReadsIt() async throws {
+        try await withDaemon { socket in
+            let client = try await connect(socket)
+            let key = SharedKey<Schedule?>("home/schedule", default: nil)
+            let plain = Schedule(
+                owner: "민지 \"M\" \\ /\n\t😀",
+                slots: [.init(label: "아침", celsius: 20.5, days: [1, 2]), .init(label: "", celsius: -0.1, days: [])],
+                note: nil, updatedAt: nil)
+            let dated = Schedule(owner: "x", slots: [], note: "n", updatedAt: Date(timeIntervalSinceReferenceDate: 1234.5))
+            var values = client.values(of: key).makeAsyncIterator()
+            #expect(await values.next() == .some(nil))
+            for value in [plain, dated] {
+                try await client.set(key, to: value)
+                #expect(try await client.get(key) == value)
+                #expect(await values.next() == .some(value))
+                let stored = try await client.get("home/schedule").value
+                #expect(try JSONDecoder().decode(Schedule.self, from: stored) == value)
+            }
         }
     }
 
