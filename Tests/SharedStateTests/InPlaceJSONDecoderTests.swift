@@ -131,10 +131,11 @@ import Testing
     }
 
     @Test func nestingDeeperThanJSONDecoderAcceptsIsLeftToIt() throws {
-        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
-        #expect(InPlaceJSONDecoder.decode(Nested.self, from: Data(deep.utf8)) == nil)
-        let shallow = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
-        #expect(InPlaceJSONDecoder.decode(Nested.self, from: Data(shallow.utf8)) != nil)
+        // JSONDecoder reads 512 levels and refuses 513.
+        func nested(_ depth: Int) -> Data { Data((String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8) }
+        #expect(InPlaceJSONDecoder.decode(Nested.self, from: nested(512)) != nil)
+        #expect(InPlaceJSONDecoder.decode(Nested.self, from: nested(513)) == nil)
+        #expect(throws: (any Error).self) { try JSONDecoder().decode(Nested.self, from: nested(513)) }
     }
 
     @Test func foundationTypesThatJSONDecoderReadsItsOwnWayAreLeftToIt() throws {
