@@ -49,6 +49,38 @@ import Testing
         }
     }
 
+    @Test func damagedDocumentsAreDecodedAsJSONDecoderDecodesThemOrLeftToIt() throws {
+        // Bytes flipped, dropped, doubled or cut off from valid documents: the in-place decoder
+        // must give JSONDecoder's value or nothing, and nothing wherever JSONDecoder refuses.
+        var generator = SeededGenerator(seed: 2026)
+        let replacements = Array(#"{}[]",:"\/0123456789.eE+-truefalsn \#t\#n"#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
+        var decodedInPlace = 0
+        for _ in 0..<3_000 {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            var bytes = Array(try encoder.encode(SensorReport.random(using: &generator)))
+            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: bytes[index] = replacements.randomElement(using: &generator)!
+                case 1: bytes.remove(at: index)
+                case 2: bytes.insert(bytes[index], at: index)
+                default: bytes.removeSubrange(index...)
+                }
+            }
+            let data = Data(bytes)
+            let inPlace = InPlaceJSONDecoder.decode(SensorReport.self, from: data)
+            if inPlace != nil { decodedInPlace += 1 }
+            guard let expected = try? JSONDecoder().decode(SensorReport.self, from: data) else {
+                #expect(inPlace == nil, "JSONDecoder refuses \(String(decoding: data, as: UTF8.self))")
+                continue
+            }
+            if let inPlace { #expect(inPlace == expected, "\(String(decoding: data, as: UTF8.self))") }
+        }
+        // Some damage leaves a valid document (a digit changed, a space doubled): those decode in place.
+        #expect(decodedInPlace > 100)
+    }
+
     @Test func everyDoubleAndFloatComesBackBitForBit() throws {
         var generator = SeededGenerator(seed: 7)
         for _ in 0..<2_000 {
