@@ -10,10 +10,10 @@ import Foundation
 ///
 /// It gives the value `JSONDecoder` would, or nothing: whatever it does not handle exactly as
 /// `JSONDecoder` does (`Date`, `Data`, `URL` and `Decimal`, which `JSONDecoder` reads its own
-/// way; a number with a fraction or exponent read as an integer; a key that is missing or of
-/// another type; escaped object keys; a key twice in one object) makes it decline, even when
-/// the type caught the error and carried on. A `Decodable`'s `init(from:)` may then run twice
-/// for one value.
+/// way; a number with a fraction or exponent read as an integer; a number that overflows, or
+/// underflows to zero; a key that is missing or of another type; a key twice in one object;
+/// invalid UTF-8; nesting deeper than 512) makes it decline, even when the type caught the error
+/// and carried on. A `Decodable`'s `init(from:)` may then run twice for one value.
 enum InPlaceJSONDecoder {
     /// The value `data` holds, or nil when the decoder declines (see the type's discussion);
     /// the caller then asks `JSONDecoder`, for the value or the error.
@@ -22,94 +22,5 @@ enum InPlaceJSONDecoder {
         let document = InPlaceDocument(tokens)
         let value = try? document.value(Value.self, at: 0, path: .root)
         return document.isDeclined ? nil : value
-    }
-}
-
-/// What one in-place decoding reads: the tokens, and whether any part of it declined.
-final class InPlaceDocument {
-    let tokens: JSONTokens
-    /// Set by ``declined()``: the value, even if one was built, is not to be trusted.
-    private(set) var isDeclined = false
-    /// The object and member of the last key found: the next lookup starts after it, since a
-    /// `Decodable` mostly asks for keys in the order they were written.
-    private var lastFound: (object: Int, member: Int) = (-1, -1)
-
-    init(_ tokens: JSONTokens) {
-        self.tokens = tokens
-    }
-
-    /// Marks the decoding declined and returns the error that unwinds it.
-    func declined() -> Declined {
-        isDeclined = true
-        return Declined()
-    }
-
-    /// Unwinds a decoding that declined; never seen outside ``InPlaceJSONDecoder``.
-    struct Declined: Error {}
-
-    func kind(at index: Int) -> JSONTokens.Kind { tokens.tokens[index].kind }
-
-    /// The value token of the member named `name` in the object at `object`.
-    func member(named name: String, in object: Int) -> Int? {
-        let count = Int(tokens.tokens[object].count)
-        guard count > 0 else { return nil }
-        var key = lastFound.object == object ? lastFound.member : object + 1
-        for _ in 0..<count {
-            let value = key + 1
-            if tokens.isKey(at: key, named: name) {
-                let next = Int(tokens.tokens[value].next)
-                lastFound = (object, next < Int(tokens.tokens[object].next) ? next : object + 1)
-                return value
-            }
-            key = Int(tokens.tokens[value].next)
-            if key >= Int(tokens.tokens[object].next) { key = object + 1 }
-        }
-        return nil
-    }
-
-    /// The keys of the object at `object`, in document order.
-    func memberNames(in object: Int) -> [String] {
-        var names: [String] = []
-        names.reserveCapacity(Int(tokens.tokens[object].count))
-        var key = object + 1
-        for _ in 0..<tokens.tokens[object].count {
-            names.append(tokens.string(at: key)!)
-            key = Int(tokens.tokens[key + 1].next)
-        }
-        return names
-    }
-
-    func bool(at index: Int) throws(Declined) -> Bool {
-        guard let value = tokens.bool(at: index) else { throw declined() }
-        return value
-    }
-
-    func string(at index: Int) throws(Declined) -> String {
-        guard let value = tokens.string(at: index) else { throw declined() }
-        return value
-    }
-
-    func integer<Integer: FixedWidthInteger>(at index: Int) throws(Declined) -> Integer {
-        guard let value = tokens.integer(at: index, as: Integer.self) else { throw declined() }
-        return value
-    }
-
-    func double(at index: Int) throws(Declined) -> Double {
-        guard let value = tokens.double(at: index) else { throw declined() }
-        return value
-    }
-
-    func float(at index: Int) throws(Declined) -> Float {
-        guard let value = tokens.float(at: index) else { throw declined() }
-        return value
-    }
-
-    /// A nested value, decoded by its own `init(from:)`.
-    func value<Value: Decodable>(_ type: Value.Type, at index: Int, path: InPlaceCodingPath) throws -> Value {
-        // JSONDecoder reads these its own way (its date and data strategies, URL from a string).
-        if Value.self == Date.self || Value.self == Data.self || Value.self == URL.self || Value.self == Decimal.self {
-            throw declined()
-        }
-        return try Value(from: InPlaceDecoder(document: self, token: index, path: path))
     }
 }
