@@ -108,6 +108,23 @@ import Testing
         }
     }
 
+    @Test func aFloatIsRoundedOnceFromItsDigitsAsJSONDecoderRoundsIt() throws {
+        // Just above the midpoint of two neighbouring Floats, by less than half a Double's step:
+        // rounded through a Double first it would land on the midpoint and round to even instead.
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<500 {
+            // 1 to 2^23, where 60 digits write the midpoint exactly.
+            let below = Float(bitPattern: UInt32.random(in: 0x3F80_0000...0x4AFF_FFFF, using: &generator) & ~1)
+            let midpoint = (Double(below) + Double(below.nextUp)) / 2
+            let parts = String(format: "%.60e", midpoint).split(separator: "e")
+            let text = "\(parts[0])00000000001e\(parts[1])"
+            let expected = try JSONDecoder().decode(Float.self, from: Data(text.utf8))
+            #expect(expected == below.nextUp, "\(text)")
+            let inPlace = try #require(InPlaceJSONDecoder.decode(Float.self, from: Data(text.utf8)))
+            #expect(inPlace.bitPattern == expected.bitPattern, "\(text)")
+        }
+    }
+
     // MARK: Where it differs from JSONDecoder, it declines
 
     @Test(arguments: [
