@@ -22,6 +22,12 @@ struct CompositionBench: AsyncParsableCommand {
     @Flag(help: "Print {\"flat_ns\":…,\"for_each_ns\":…,\"stack_ns\":…,\"ratio\":…} only.")
     var json = false
 
+    func validate() throws {
+        guard elements >= 1 else { throw ValidationError("--elements \(elements): the collection needs at least one element") }
+        guard count >= 1 else { throw ValidationError("--count \(count): send at least one action") }
+        guard rounds >= 1 else { throw ValidationError("--rounds \(rounds): measure at least once") }
+    }
+
     func run() async throws {
         var flat: [Double] = []
         var scoped: [Double] = []

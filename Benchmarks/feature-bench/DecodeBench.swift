@@ -19,6 +19,11 @@ struct DecodeBench: AsyncParsableCommand {
     @Flag(help: "Print {\"small_ns\":…,\"small_json_decoder_ns\":…,\"large_ns\":…,\"large_json_decoder_ns\":…} only.")
     var json = false
 
+    func validate() throws {
+        guard count >= 10 else { throw ValidationError("--count \(count): decode at least 10 values per measurement") }
+        guard rounds >= 1 else { throw ValidationError("--rounds \(rounds): measure at least once") }
+    }
+
     func run() throws {
         let small = Data(#"{"sentAtNanos":48627597086123,"sequence":1234}"#.utf8)
         let encoder = JSONEncoder()

@@ -35,6 +35,10 @@ struct SendBench: AsyncParsableCommand {
     @Flag(help: "Print {\"actions_per_sec\":…} only.")
     var json = false
 
+    func validate() throws {
+        guard count >= 1 else { throw ValidationError("--count \(count): send at least one action") }
+    }
+
     func run() async throws {
         let rate = await Self.measure(count: count)
         if json {
@@ -83,6 +87,8 @@ struct EndToEndBench: AsyncParsableCommand {
     var writer: String?
 
     func validate() throws {
+        guard count >= 1 else { throw ValidationError("--count \(count): make at least one write") }
+        guard rate >= 1 else { throw ValidationError("--rate \(rate): at least one write per second") }
         if let writer, !FileManager.default.isExecutableFile(atPath: writer) {
             throw ValidationError("--writer \(writer): there is no executable file there")
         }
