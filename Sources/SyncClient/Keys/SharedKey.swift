@@ -12,7 +12,8 @@ import Foundation
 ///
 /// Values travel as JSON (Foundation's `JSONEncoder`, keys sorted), so any process, in any
 /// language, can read them. They are read back as `JSONDecoder` reads them, by a decoder that
-/// reads the bytes in place and leaves to `JSONDecoder` what it does not handle the same way.
+/// finds the members where they lie in the JSON and leaves to `JSONDecoder` what it does not
+/// handle the same way.
 public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// The key's name, such as `counter/value`.
     public let name: String

@@ -54,28 +54,17 @@ final class InPlaceDocument {
         return names
     }
 
-    func bool(at index: Int) throws(Declined) -> Bool {
-        guard let value = tokens.bool(at: index) else { throw declined() }
-        return value
-    }
-
-    func string(at index: Int) throws(Declined) -> String {
-        guard let value = tokens.string(at: index) else { throw declined() }
-        return value
-    }
-
+    func bool(at index: Int) throws(Declined) -> Bool { try required(tokens.bool(at: index)) }
+    func string(at index: Int) throws(Declined) -> String { try required(tokens.string(at: index)) }
+    func double(at index: Int) throws(Declined) -> Double { try required(tokens.double(at: index)) }
+    func float(at index: Int) throws(Declined) -> Float { try required(tokens.float(at: index)) }
     func integer<Integer: FixedWidthInteger>(at index: Int) throws(Declined) -> Integer {
-        guard let value = tokens.integer(at: index, as: Integer.self) else { throw declined() }
-        return value
+        try required(tokens.integer(at: index, as: Integer.self))
     }
 
-    func double(at index: Int) throws(Declined) -> Double {
-        guard let value = tokens.double(at: index) else { throw declined() }
-        return value
-    }
-
-    func float(at index: Int) throws(Declined) -> Float {
-        guard let value = tokens.float(at: index) else { throw declined() }
+    /// `value`, or a decline when the token could not give it as JSONDecoder would.
+    private func required<Value>(_ value: Value?) throws(Declined) -> Value {
+        guard let value else { throw declined() }
         return value
     }
 

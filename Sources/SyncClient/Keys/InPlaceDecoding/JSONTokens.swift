@@ -28,7 +28,8 @@ struct JSONTokens {
         var count: Int32 = 0
     }
 
-    /// The document's bytes.
+    /// The document's bytes: a copy of the value's, made once, so that nothing a decoding hands
+    /// out (a `Decoder` a type keeps, say) can outlive them.
     let bytes: [UInt8]
     /// The values in document order: an object's members as a key token then its value's tokens.
     let tokens: [Token]
@@ -81,8 +82,8 @@ extension JSONTokens {
         private mutating func scanValue(depth: Int) -> Bool {
             guard position < bytes.count else { return false }
             switch bytes[position] {
-            case UInt8(ascii: "{"): return scanObject(depth: depth + 1)
-            case UInt8(ascii: "["): return scanArray(depth: depth + 1)
+            case UInt8(ascii: "{"): return scanContainer(.object, closing: UInt8(ascii: "}"), depth: depth + 1)
+            case UInt8(ascii: "["): return scanContainer(.array, closing: UInt8(ascii: "]"), depth: depth + 1)
             case UInt8(ascii: "\""): return scanString() != nil
             case UInt8(ascii: "t"): return scanLiteral("true", as: .true)
             case UInt8(ascii: "f"): return scanLiteral("false", as: .false)
@@ -91,24 +92,22 @@ extension JSONTokens {
             }
         }
 
-        private mutating func scanObject(depth: Int) -> Bool {
+        /// Scans an object or an array at its opening bracket: its members (a key, a colon, a
+        /// value) or elements, separated by commas, up to `closing`.
+        private mutating func scanContainer(_ kind: Kind, closing: UInt8, depth: Int) -> Bool {
             guard depth <= JSONTokens.maximumDepth else { return false }
             let index = tokens.count
-            tokens.append(Token(kind: .object, start: Int32(position)))
+            tokens.append(Token(kind: kind, start: Int32(position)))
             position += 1
             skipWhitespace()
             var count: Int32 = 0
-            if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            if position < bytes.count, bytes[position] == closing {
                 position += 1
             } else {
                 while true {
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\""), let key = scanString(),
-                        !tokens[key].hasEscapes || JSONTokens.unescaped(keyBytes(key)) != nil
-                    else { return false }
-                    skipWhitespace()
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
-                    position += 1
-                    skipWhitespace()
+                    if kind == .object {
+                        guard scanKey() else { return false }
+                    }
                     guard scanValue(depth: depth) else { return false }
                     count += 1
                     skipWhitespace()
@@ -116,7 +115,7 @@ extension JSONTokens {
                     if bytes[position] == UInt8(ascii: ",") {
                         position += 1
                         skipWhitespace()
-                    } else if bytes[position] == UInt8(ascii: "}") {
+                    } else if bytes[position] == closing {
                         position += 1
                         break
                     } else {
@@ -127,38 +126,18 @@ extension JSONTokens {
             tokens[index].end = Int32(position)
             tokens[index].next = Int32(tokens.count)
             tokens[index].count = count
-            return hasDistinctKeys(object: index)
+            return kind != .object || hasDistinctKeys(object: index)
         }
 
-        private mutating func scanArray(depth: Int) -> Bool {
-            guard depth <= JSONTokens.maximumDepth else { return false }
-            let index = tokens.count
-            tokens.append(Token(kind: .array, start: Int32(position)))
+        /// Scans a member's key and its colon, up to the value.
+        private mutating func scanKey() -> Bool {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\""), let key = scanString(),
+                !tokens[key].hasEscapes || JSONTokens.unescaped(keyBytes(key)) != nil
+            else { return false }
+            skipWhitespace()
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
             position += 1
             skipWhitespace()
-            var count: Int32 = 0
-            if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
-                position += 1
-            } else {
-                while true {
-                    guard scanValue(depth: depth) else { return false }
-                    count += 1
-                    skipWhitespace()
-                    guard position < bytes.count else { return false }
-                    if bytes[position] == UInt8(ascii: ",") {
-                        position += 1
-                        skipWhitespace()
-                    } else if bytes[position] == UInt8(ascii: "]") {
-                        position += 1
-                        break
-                    } else {
-                        return false
-                    }
-                }
-            }
-            tokens[index].end = Int32(position)
-            tokens[index].next = Int32(tokens.count)
-            tokens[index].count = count
             return true
         }
 
