@@ -29,15 +29,7 @@ swift build -c release --product feature-bench >/dev/null
 bin="$(swift build -c release --show-bin-path)"
 
 work=$(mktemp -d /tmp/bench-floor.XXXXXX)
-gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
-redis-server --port 0 --unixsocket "$work/redis.sock" --dir "$work" --save "" --appendonly yes \
-    --appendfsync everysec --logfile "$work/redis.log" &
-redis_pid=$!
-"$bin/syncd" --socket "$work/syncd.sock" --database "$work/state.sqlite" 2>"$work/syncd.log" &
-syncd_pid=$!
-trap 'kill $redis_pid $syncd_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-until redis-cli -s "$work/redis.sock" ping >/dev/null 2>&1; do sleep 0.05; done
-until "$bin/syncctl" --socket "$work/syncd.sock" status >/dev/null 2>&1; do sleep 0.05; done
+source scripts/bench/start-redis-and-syncd.sh
 
 p50_p99() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(round(d["p50_us"]), round(d["p99_us"]))'; }
 measure() { # peer label, then the command; a failed run stops the script with its name
