@@ -31,6 +31,9 @@ package final class ConnectionHandler: ChannelInboundHandler {
     private let requests: RequestTasks
     private let registry: ConnectionRegistry
     private let limits: Limits
+    /// The connected socket's descriptor, which the writer writes to directly when it may; nil
+    /// when the channel is not a socket syncd accepted (a test's).
+    private let descriptor: Int32?
     private var state = ConnectionStateMachine()
     private var context: ChannelHandlerContext?
     private var writer: ConnectionWriter?
@@ -41,10 +44,13 @@ package final class ConnectionHandler: ChannelInboundHandler {
     /// How long a draining connection may wait for its writes' answers before it is closed anyway.
     static let drainLimit = TimeAmount.seconds(5)
 
-    /// A handler for a new connection; `limits` are those in force when it was accepted.
+    /// A handler for a new connection; `limits` are those in force when it was accepted,
+    /// `descriptor` its socket's.
     init(
-        environment: ClientSession.Environment, turnWrites: TurnWrites, registry: ConnectionRegistry, requests: RequestTasks, limits: Limits
+        environment: ClientSession.Environment, turnWrites: TurnWrites, registry: ConnectionRegistry, requests: RequestTasks,
+        limits: Limits, descriptor: Int32? = nil
     ) {
+        self.descriptor = descriptor
         self.environment = environment
         self.turnWrites = turnWrites
         self.registry = registry
@@ -57,7 +63,7 @@ package final class ConnectionHandler: ChannelInboundHandler {
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        writer = ConnectionWriter(channel: context.channel, watermarks: limits.outboundWatermarks)
+        writer = ConnectionWriter(channel: context.channel, descriptor: descriptor, watermarks: limits.outboundWatermarks)
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {

@@ -3,17 +3,30 @@ import SharedStateWire
 import SyncEngine
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The outbound side of one client connection. Frames from every source leave in the order they
 /// were produced: watch events from the engine, answers from the writer, responses from the
 /// connection's own handler.
 ///
+/// It writes to the connection's socket itself (`send`, when it knows the socket's descriptor)
+/// while nothing of the connection waits in NIO: what the socket does not take at once goes to
+/// the channel, and later output queues behind it there until the channel has written it all.
+/// A connection that keeps up never goes through NIO's outbound pipeline, which was about a
+/// quarter of the CPU between a commit and its event's `write` (BENCHMARKS.md, issue 38).
+///
 /// Frames from other threads (the engine's fan-out, the writer's answers) reach the event loop
-/// in one task per call and are flushed once per call. Those of a commit made on the connection's
+/// in one task per call and are written once per call. Those of a commit made on the connection's
 /// own loop are written by that loop's turn at once, when nothing for the connection is queued
 /// before them (``DeliveryBatch/dispatchKeepingOwnLoop()``): a lone write is answered without a
 /// task handed to the loop. Responses made on the event loop are
-/// written at once, unless frames from elsewhere are still on their way, and flushed when the
-/// handler has read everything the socket had.
+/// joined, unless frames from elsewhere are still on their way, and written when the
+/// handler has read everything the socket had (``flush()``). Small frames written together are
+/// copied into one buffer and written as one, reused while the socket takes all of it.
 ///
 /// Output larger than ``pieceBytes`` at once (a list of a million keys is a frame of hundreds of
 /// megabytes, a snapshot as many frames) goes out a piece at a time, the next piece on a later
@@ -23,7 +36,8 @@ import Synchronization
 ///
 /// Its queue is bounded by the channel's write-buffer watermarks, counting what waits to go out a
 /// piece at a time: above the high mark the connection counts as backlogged (``isBacklogged``)
-/// until it drains below the low mark.
+/// until it drains below the low mark. What it writes to the socket itself never waits, so only
+/// what the socket did not take counts, as when NIO wrote it.
 ///
 /// It tells the connection's handler what happened through the channel's pipeline, as an
 /// ``Event`` (a user inbound event), never by calling it: the writer is the lower part.
@@ -41,12 +55,15 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     /// The most one connection hands the socket in one turn of its event loop.
     static let pieceBytes = 256 * 1024
 
-    /// Frames handed over together that take at most this many bytes are copied into one buffer
-    /// and written as one: a commit's events for a watcher are many small frames, and the
-    /// channel's pipeline costs more per write than copying a few hundred bytes.
+    /// Frames of at most this many bytes are copied into one buffer and written together: a
+    /// commit's events for a watcher are many small frames, and a write costs more than copying
+    /// a few hundred bytes. A larger frame is written on its own.
     static let joinedBytes = 16 * 1024
 
     private let channel: any Channel
+    /// The connected socket, written directly while nothing of the connection waits in NIO.
+    private let descriptor: Int32?
+    private let output: NIOLoopBoundBox<SocketOutput>
     private let watermarks: ChannelOptions.Types.WriteBufferWaterMark
     private let backlogged = Atomic<Bool>(false)
     private let channelIsWritable = Atomic<Bool>(true)
@@ -65,17 +82,16 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let waitsUntilAllAnswered = Atomic<Bool>(false)
     /// Whether the handler waits for ``Event/answersWentOut`` (it stopped reading until they do).
     private let waitsForAnswers = Atomic<Bool>(false)
-    /// The buffer the last answers went out in, written again for the next ones once the socket
-    /// has taken it (then nothing else holds it): a buffer a commit was two allocations.
-    private let answerBuffer: NIOLoopBoundBox<ByteBuffer?>
-    /// The largest answer buffer kept for the next answers.
-    private static let keptAnswerBytes = 4096
+    /// The largest buffer of joined frames kept for the next ones once the socket took it all.
+    private static let keptBufferBytes = 4096
 
-    init(channel: any Channel, watermarks: ChannelOptions.Types.WriteBufferWaterMark) {
+    /// A writer for `channel`, whose socket is `descriptor` (nil: everything through the channel).
+    init(channel: any Channel, descriptor: Int32? = nil, watermarks: ChannelOptions.Types.WriteBufferWaterMark) {
         self.channel = channel
+        self.descriptor = descriptor
         self.watermarks = watermarks
         self.paced = .makeBoxSendingValue(PacedOutput(), eventLoop: channel.eventLoop)
-        self.answerBuffer = .makeEmptyBox(valueType: ByteBuffer.self, eventLoop: channel.eventLoop)
+        self.output = .makeBoxSendingValue(SocketOutput(), eventLoop: channel.eventLoop)
     }
 
     package var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
@@ -102,6 +118,7 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             let (channel, paced) = (self.channel, self.paced)
             let bytes = try? await channel.eventLoop.submit {
                 try (channel.syncOptions?.getOption(.bufferedWritableBytes) ?? 0) + paced.value.bytes
+                    + (self.output.value.unflushed?.readableBytes ?? 0)
             }.get()
             return bytes ?? 0
         }
@@ -140,19 +157,10 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     /// Writes the answers of a commit handed over by `receive`, in one buffer and one write.
     private func writeOut(_ answers: some Collection<WriteAnswer>) {
-        var frames: ByteBuffer
-        if var kept = answerBuffer.value {
-            answerBuffer.value = nil
-            // Its storage again when the socket took the last answers; a new one otherwise.
-            kept.clear()
-            frames = kept
-        } else {
-            frames = channel.allocator.buffer(capacity: answers.count * 24)
-        }
+        var frames = takeUnflushed(reserving: answers.count * 24)
         for answer in answers { answer.appendFrame(to: &frames) }
-        emit(frames)
-        channel.flush()
-        if frames.capacity <= Self.keptAnswerBytes { answerBuffer.value = frames }
+        output.value.unflushed = consume frames
+        flush()
         settle(answers.count)
         // Only while the handler waits for it: on the path of every answer otherwise.
         if waitsForAnswers.load(ordering: .relaxed) { tell(.answersWentOut) }
@@ -161,8 +169,8 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 
     // MARK: On the event loop
 
-    /// Writes a response made on the event loop, behind anything still on its way; the handler
-    /// flushes it with ``flush()``.
+    /// Adds a response made on the event loop, behind anything still on its way; the handler
+    /// writes it out with ``flush()``.
     func respond(_ frame: ByteBuffer) {
         channel.eventLoop.assertInEventLoop()
         if inFlight.load(ordering: .acquiring) == 0 {
@@ -172,9 +180,21 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         }
     }
 
-    /// Flushes the responses written by ``respond(_:)``.
-    func flush() {
-        channel.flush()
+    /// Writes out the responses added by ``respond(_:)``, and what else waits to be written.
+    /// - Parameter promise: Succeeds once all of it is in the socket.
+    func flush(promise: EventLoopPromise<Void>? = nil) {
+        channel.eventLoop.assertInEventLoop()
+        guard var frames = output.value.unflushed, frames.readableBytes > 0 else {
+            // After what is still on its way.
+            if let promise { writeOut(ByteBuffer(), promise: promise) }
+            return
+        }
+        output.value.unflushed = nil
+        if writeOut(frames, promise: promise), frames.capacity <= Self.keptBufferBytes {
+            // Nothing else holds it now: its storage serves the next frames.
+            frames.clear()
+            output.value.unflushed = frames
+        }
     }
 
     /// How many writes handed to the engine await their answers.
@@ -238,8 +258,8 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
             counted { [self] in
                 let written = channel.eventLoop.makePromise(of: Void.self)
                 written.futureResult.whenComplete { _ in channel.close(promise: nil) }
-                emit(frame, promise: written)
-                channel.flush()
+                emit(frame)
+                flush(promise: written)
             }
         )
     }
@@ -260,36 +280,83 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         inFlight.add(1, ordering: .acquiringAndReleasing)
         return { [self] in
             emit(frames)
-            channel.flush()
+            flush()
             inFlight.subtract(1, ordering: .acquiringAndReleasing)
         }
     }
 
-    // MARK: Large output, a piece at a time
+    // MARK: Writing out
 
-    /// Writes `frame` (unflushed), or queues it behind the output going out a piece at a time.
-    private func emit(_ frame: ByteBuffer, promise: EventLoopPromise<Void>? = nil) {
-        if paced.value.isEmpty && frame.readableBytes <= Self.pieceBytes {
-            channel.write(frame, promise: promise)
-        } else {
-            pace([(frame, promise)])
+    /// Adds `frame` to what ``flush()`` writes out; a frame larger than ``joinedBytes`` is written
+    /// at once, on its own, after what is there.
+    private func emit(_ frame: ByteBuffer) {
+        guard frame.readableBytes > Self.joinedBytes else {
+            var frames = takeUnflushed(reserving: frame.readableBytes)
+            frames.writeImmutableBuffer(frame)
+            output.value.unflushed = frames
+            return
         }
+        flush()
+        writeOut(frame)
     }
 
-    /// Writes `frames` (unflushed), or sends them a piece at a time when they are more than one
-    /// piece together.
+    /// Adds `frames` to what ``flush()`` writes out, or sends them a piece at a time when they are
+    /// more than one piece together.
     private func emit(_ frames: [ByteBuffer]) {
         let bytes = frames.reduce(0) { $0 + $1.readableBytes }
-        if paced.value.isEmpty && frames.count > 1 && bytes <= Self.joinedBytes {
-            var joined = channel.allocator.buffer(capacity: bytes)
-            for frame in frames { joined.writeImmutableBuffer(frame) }
-            channel.write(joined, promise: nil)
-        } else if paced.value.isEmpty && bytes <= Self.pieceBytes {
-            for frame in frames { channel.write(frame, promise: nil) }
+        if paced.value.isEmpty && bytes <= Self.pieceBytes {
+            for frame in frames { emit(frame) }
         } else {
+            flush()
             pace(frames.map { ($0, nil) })
         }
     }
+
+    /// The frames not yet written out, taken out of ``output`` (so that appending to them copies
+    /// nothing), or an empty buffer with room for `bytes`.
+    private func takeUnflushed(reserving bytes: Int) -> ByteBuffer {
+        guard let frames = output.value.unflushed else { return channel.allocator.buffer(capacity: bytes) }
+        output.value.unflushed = nil
+        return frames
+    }
+
+    /// Writes `bytes` behind everything before them: to the socket itself when nothing of the
+    /// connection waits in the channel or to go out a piece at a time, and what the socket does
+    /// not take (all of it otherwise) through the channel. Returns whether the socket took all
+    /// of it at once; `promise` succeeds once it has.
+    @discardableResult
+    private func writeOut(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>? = nil) -> Bool {
+        var bytes = bytes
+        if let descriptor, paced.value.isEmpty, output.value.inChannel == 0, channel.isActive {
+            let count = bytes.readableBytes
+            let written = count == 0 ? 0 : bytes.withUnsafeReadableBytes { sendWithoutWaiting(descriptor, $0) }
+            if written == count {
+                promise?.succeed()
+                return true
+            }
+            // Partly written, or not at all (a full socket, or an error the channel meets again
+            // and closes the connection for).
+            if written > 0 { bytes.moveReaderIndex(forwardBy: written) }
+        }
+        if paced.value.isEmpty && bytes.readableBytes <= Self.pieceBytes {
+            handToChannel(bytes, promise: promise)
+        } else {
+            pace([(bytes, promise)])
+        }
+        return false
+    }
+
+    /// Writes `bytes` and flushes them through the channel, counted in ``SocketOutput/inChannel``
+    /// until they are in the socket; `promise` succeeds then.
+    private func handToChannel(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        output.value.inChannel += 1
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { [self] _ in output.value.inChannel -= 1 }
+        if let promise { written.futureResult.cascade(to: promise) }
+        channel.writeAndFlush(bytes, promise: written)
+    }
+
+    // MARK: Large output, a piece at a time
 
     private func pace(_ frames: [(ByteBuffer, EventLoopPromise<Void>?)]) {
         for (frame, promise) in frames { paced.value.append(frame, promise: promise) }
@@ -304,12 +371,14 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         let piece = paced.value.takePiece(of: Self.pieceBytes)
         guard let last = piece.last else { return }
         for (buffer, promise) in piece.dropLast() { channel.write(buffer, promise: promise) }
+        output.value.inChannel += 1
         let written = channel.eventLoop.makePromise(of: Void.self)
         if let promise = last.1 { written.futureResult.cascade(to: promise) }
         channel.writeAndFlush(last.0, promise: written)
         pacedDidChange()
         let eventLoop = channel.eventLoop
         written.futureResult.whenComplete { [self] result in
+            output.value.inChannel -= 1
             paced.value.hasPieceInFlight = false
             switch result {
             case .success where !paced.value.isEmpty:
@@ -334,6 +403,24 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         pacedIsOver.store(isOver, ordering: .relaxed)
         tell(.pacedOutputChanged)
     }
+}
+
+/// Writes `bytes` to the socket `descriptor` if it takes them now, as much as it takes: the bytes
+/// written, or -1. Flags `MSG_NOSIGNAL | MSG_DONTWAIT` (Linux's values; Swift's Glibc module does
+/// not export them): never a `SIGPIPE` for a peer that left, never a wait.
+private func sendWithoutWaiting(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+    send(descriptor, bytes.baseAddress, bytes.count, 0x4000 | 0x40)
+}
+
+/// What a connection has not yet written out, and what it handed to its channel that is not yet
+/// in the socket.
+private struct SocketOutput {
+    /// Frames joined and not yet written out: responses until the handler's flush. Its storage
+    /// is reused while the socket takes everything at once.
+    var unflushed: ByteBuffer?
+    /// Hand-offs to the channel whose bytes are not all in the socket yet: while any is, output
+    /// queues behind them there.
+    var inChannel = 0
 }
 
 /// What a connection sends a piece at a time: the frames, in order, not yet handed to its channel.

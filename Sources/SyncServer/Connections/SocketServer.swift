@@ -13,6 +13,10 @@ import SyncEngine
 
 /// Listens on the Unix socket and serves each connection with a ``ConnectionHandler`` on its
 /// event loop. One failing connection never ends the server.
+///
+/// A ``ConnectionAcceptor`` accepts the connections, and NIO serves each connected socket; the
+/// handler is told the socket's descriptor, which its ``ConnectionWriter`` writes to directly
+/// while nothing of the connection waits in NIO.
 package final class SocketServer: Service {
     /// Tunables of the server.
     package struct Configuration: Sendable {
@@ -99,62 +103,47 @@ package final class SocketServer: Service {
             readBackup: configuration.readBackup
         )
         let turns = TurnWrites.PerLoop(eventLoopGroup, engine: engine)
-        let bootstrap = ServerBootstrap(group: eventLoopGroup)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    // Read now, so a reload applies to connections accepted afterwards.
-                    let limits = settings.limits
-                    try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
-                    try channel.pipeline.syncOperations.addHandler(
-                        ConnectionHandler(
-                            environment: environment, turnWrites: turns.of(channel.eventLoop), registry: connections, requests: requests,
-                            limits: limits)
-                    )
-                }
-            }
-        let listener: any Channel =
+        let acceptor =
             switch configuration.listener {
             case .path(let path):
-                try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).get()
+                try ConnectionAcceptor.listening(at: path, group: configuration.socketGroup, logger: logger)
             case .descriptor(let descriptor):
-                try await bootstrap.withBoundSocket(descriptor).get()
+                try ConnectionAcceptor(adopting: descriptor, logger: logger)
             }
-        if case .path(let path) = configuration.listener {
-            do {
-                try Self.restrictAccess(to: path, group: configuration.socketGroup)
-            } catch {
-                try? await listener.close()
-                throw error
-            }
-        }
         onListening()
 
-        // Serve until a graceful shutdown or cancellation closes the listener; then stop
-        // accepting, and let each connection answer the writes it already handed over (the
-        // engine shuts down after the server, so they still commit) before it closes. Not
-        // reading, rather than shutting the socket's input, keeps the client's own writes from
-        // failing early and taking the answers down with its connection.
+        // Serve until a graceful shutdown or cancellation stops accepting; then let each
+        // connection answer the writes it already handed over (the engine shuts down after the
+        // server, so they still commit) before it closes. Not reading, rather than shutting the
+        // socket's input, keeps the client's own writes from failing early and taking the answers
+        // down with its connection.
+        let logger = self.logger
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                try? await listener.closeFuture.get()
+                await acceptor.run { [eventLoopGroup] descriptor in
+                    ClientBootstrap(group: eventLoopGroup).channelInitializer { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            // Read now, so a reload applies to connections accepted afterwards.
+                            let limits = settings.limits
+                            try channel.syncOptions?.setOption(.writeBufferWaterMark, value: limits.outboundWatermarks)
+                            try channel.pipeline.syncOperations.addHandler(
+                                ConnectionHandler(
+                                    environment: environment, turnWrites: turns.of(channel.eventLoop), registry: connections,
+                                    requests: requests, limits: limits, descriptor: descriptor)
+                            )
+                        }
+                    }.withConnectedSocket(descriptor).whenFailure { error in
+                        logger.error("cannot serve a connection", metadata: ["error": "\(error)"])
+                    }
+                }
             } onGracefulShutdown: {
-                listener.close(promise: nil)
+                acceptor.stop()
             }
         } onCancel: {
-            listener.close(promise: nil)
+            acceptor.stop()
         }
         await connections.shutDown()
         // A backup or compaction a drained connection left behind must not outlive the engine.
         await requests.shutDown()
-    }
-
-    /// Lets the owner and `group` connect (mode 0660), nobody else.
-    private static func restrictAccess(to path: String, group: gid_t?) throws {
-        if let group, chown(path, uid_t.max, group) != 0 {
-            throw DaemonStartError("cannot give socket \(path) to group \(group): \(String(cString: strerror(errno)))")
-        }
-        if chmod(path, 0o660) != 0 {
-            throw DaemonStartError("cannot set the mode of socket \(path): \(String(cString: strerror(errno)))")
-        }
     }
 }
