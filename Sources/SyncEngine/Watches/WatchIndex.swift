@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The watches of a ``WatchRegistry``, found by the keys they select, so that a change costs what
 /// its own watchers cost rather than what every watch costs.
 ///
@@ -84,7 +90,14 @@ private struct BytePrefix: Hashable {
     }
 
     static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.bytes.elementsEqual(rhs.bytes)
+        let count = lhs.bytes.count
+        guard count == rhs.bytes.count else { return false }
+        // Compared with `memcmp` where both are contiguous (native strings always are): the
+        // generic `elementsEqual` of two UTF-8 views walks them index by index.
+        let compared = lhs.bytes.withContiguousStorageIfAvailable { left in
+            rhs.bytes.withContiguousStorageIfAvailable { right in memcmp(left.baseAddress!, right.baseAddress!, count) == 0 }
+        }
+        return (compared ?? nil) ?? lhs.bytes.elementsEqual(rhs.bytes)
     }
 
     func hash(into hasher: inout Hasher) {
