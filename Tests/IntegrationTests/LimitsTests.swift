@@ -14,6 +14,15 @@ import Testing
         return try await DaemonProcess(scratch, extraArguments: ["--config", scratch.file("syncd.json")] + arguments)
     }
 
+    /// User and system time of process `pid` so far, in clock ticks (`/proc/PID/stat`).
+    private static func cpuTicks(of pid: pid_t) -> Int {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        // After the command's name in parentheses: state is the first field, utime the 12th.
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 12 else { return 0 }
+        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    }
+
     private func mode(of path: String) -> mode_t {
         var status = stat()
         stat(path, &status)
@@ -89,6 +98,38 @@ import Testing
         try await bystander.put("fine", json: "true")
         #expect(try await bystander.status().clients == 6)
         withExtendedLifetime(flood) {}
+        try await daemon.stop()
+    }
+
+    /// Out of file descriptors (`prlimit`), syncd keeps serving the clients it has, says that it
+    /// cannot accept once (at most once in ten seconds) rather than once per attempt, and accepts
+    /// again once clients leave.
+    @Test func runningOutOfDescriptorsStopsNoClientAndAcceptingResumes() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch, launcher: ["/usr/bin/prlimit", "--nofile=48:48", "--"])
+        let bystander = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "bystander"))
+        // More than the descriptors left: the last wait in the listening socket's backlog.
+        var flood = try (0..<40).map { _ in try RawConnection(path: scratch.socket) }
+        for connection in flood { connection.sendHello() }
+        try await eventually("syncd ran out of descriptors") { daemon.child.stderr.contains("cannot accept a connection") }
+        try await bystander.put("still", json: "1")
+        #expect(try await bystander.get("still").value == Data("1".utf8))
+        // Half a second out of descriptors: five tries to accept, not a spin (which would take
+        // most of that half second's CPU; a busy machine can only make it take less).
+        let before = Self.cpuTicks(of: daemon.child.pid)
+        try await Task.sleep(for: .milliseconds(500))
+        let spent = Double(Self.cpuTicks(of: daemon.child.pid) - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        #expect(spent < 0.25, "syncd spent \(spent) s of CPU in half a second out of descriptors")
+
+        flood.removeAll()
+        let newcomer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "newcomer"))
+        try await newcomer.put("after", json: "2")
+        #expect(try await bystander.get("after").value == Data("2".utf8))
+        // Not on every attempt (one each 100 ms while it is out).
+        let reports = daemon.child.stderr.components(separatedBy: "cannot accept a connection").count - 1
+        #expect(reports == 1)
+        await newcomer.close()
+        await bystander.close()
         try await daemon.stop()
     }
 

@@ -111,15 +111,23 @@ final class ConnectionAcceptor: Sendable {
             pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeUp.read, events: Int16(POLLIN), revents: 0),
         ]
-        // Reported once until a connection is accepted again, not on every attempt.
         var isOutOfDescriptors = false
+        // At most once in ten seconds, not on every attempt: syncd's own files (a read of
+        // /etc/passwd at admission) free and take a descriptor now and then, so accepting flaps.
+        var lastReport: ContinuousClock.Instant?
         while true {
-            // Out of descriptors, the waiting connection stays readable: wait a little, not spin.
-            if poll(&watched, nfds_t(watched.count), isOutOfDescriptors ? 100 : -1) < 0, errno != EINTR {
-                logger.critical("waiting for connections failed", metadata: ["error": "\(Self.lastError)"])
-                return
+            if isOutOfDescriptors {
+                // The connection that waits keeps the listening socket readable: wait on the stop
+                // pipe alone for a tenth of a second, then try again, rather than spin.
+                var stop = watched[1]
+                if poll(&stop, 1, 100) > 0 { return }
+            } else {
+                if poll(&watched, nfds_t(watched.count), -1) < 0, errno != EINTR {
+                    logger.critical("waiting for connections failed", metadata: ["error": "\(Self.lastError)"])
+                    return
+                }
+                if watched[1].revents != 0 { return }
             }
-            if watched[1].revents != 0 { return }
             accepting: while true {
                 // `accept4` is not in Swift's Glibc module; NIO makes the socket non-blocking.
                 let connection = accept(listener, nil, nil)
@@ -134,8 +142,9 @@ final class ConnectionAcceptor: Sendable {
                 case EINTR, ECONNABORTED:
                     continue accepting
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    if !isOutOfDescriptors {
+                    if lastReport.map({ $0.duration(to: .now) >= .seconds(10) }) ?? true {
                         logger.error("cannot accept a connection; retrying", metadata: ["error": "\(Self.describe(error))"])
+                        lastReport = .now
                     }
                     isOutOfDescriptors = true
                 default:

@@ -406,10 +406,9 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
 }
 
 /// Writes `bytes` to the socket `descriptor` if it takes them now, as much as it takes: the bytes
-/// written, or -1. Flags `MSG_NOSIGNAL | MSG_DONTWAIT` (Linux's values; Swift's Glibc module does
-/// not export them): never a `SIGPIPE` for a peer that left, never a wait.
+/// written, or -1. Never a `SIGPIPE` for a peer that left, never a wait.
 private func sendWithoutWaiting(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
-    send(descriptor, bytes.baseAddress, bytes.count, 0x4000 | 0x40)
+    send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
 }
 
 /// What a connection has not yet written out, and what it handed to its channel that is not yet
