@@ -21,7 +21,10 @@ struct FeatureBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feature-bench",
         abstract: "Measures the store runtime.",
-        subcommands: [SendBench.self, CompositionBench.self, DecodeBench.self, EndToEndBench.self, Writer.self, SlowConsumerCommand.self]
+        subcommands: [
+            SendBench.self, CompositionBench.self, DecodeBench.self, SleepBench.self, EndToEndBench.self, Writer.self,
+            SlowConsumerCommand.self,
+        ]
     )
 }
 
@@ -200,7 +203,9 @@ struct Writer: AsyncParsableCommand {
     func run() async throws {
         let client = try await SharedStateClient.connect(.init(socketPath: socket, clientName: "feature-bench-writer"))
         let interval = Duration.seconds(1) / rate
-        let clock = ContinuousClock()
+        // The main event loop's timers: `ContinuousClock` would wake the global executor's
+        // threads for each sleep (MainEventLoopClock).
+        let clock = MainEventLoop.clock
         var next = clock.now
         for sequence in 1...count {
             try await clock.sleep(until: next)

@@ -27,6 +27,25 @@ import Testing
         try await daemon.stop()
     }
 
+    /// `MainEventLoop.clock` in a feature process (`feature-bench sleep`): every sleep of a
+    /// main-actor task resumes on the main thread and never before its deadline, and a cancelled
+    /// one ends at once with `CancellationError`.
+    @Test func theLoopClockWakesTheMainThreadOnTimeAndEndsWhenCancelled() async throws {
+        let scratch = try Scratch()
+        let bench = try ChildProcess(
+            try Binaries.path("feature-bench"),
+            ["sleep", "--count", "300", "--micros", "200", "--rounds", "1", "--json"],
+            scratch: scratch,
+            name: "sleep"
+        )
+        #expect(try await bench.waitForExit(timeout: .seconds(60)) == 0, "\(bench.stderr)")
+        let result = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any], "\(bench.stdout)")
+        #expect(result["loop_sleeps"] as? Int == 300)
+        #expect(result["loop_off_main_thread"] as? Int == 0)
+        #expect(result["loop_early"] as? Int == 0)
+        #expect(result["cancelled_promptly"] as? Bool == true)
+    }
+
     /// `FeatureHost.main` exits 1 and says why when syncd cannot be reached, so that a service
     /// manager restarts it; it exits 0 on SIGTERM.
     @Test func aHostedFeatureExitsWithItsEnding() async throws {

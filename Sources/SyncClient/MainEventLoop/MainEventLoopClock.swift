@@ -1,0 +1,128 @@
+import NIOCore
+import Synchronization
+@_spi(ExperimentalCustomExecutors) import _Concurrency
+
+/// A clock whose sleeps are timers of ``MainEventLoop``'s loop: a main-actor task that sleeps on
+/// it wakes on the main thread, and no other thread is woken.
+///
+/// `Task.sleep` and `ContinuousClock` sleep through the global executor even when called from
+/// the main actor: the sleep starts on one of its threads, libdispatch's timer thread fires it,
+/// and one of its workers hands the task back to the main actor, about five thread wake-ups a
+/// sleep on Linux. A main-actor loop that paces itself, or an effect that debounces, then takes
+/// the cores at the moments the process's own socket reads want them. Use this clock there, for
+/// instance as a store's `continuousClock` dependency, or directly:
+///
+/// ```swift
+/// let clock = MainEventLoop.clock
+/// var next = clock.now
+/// while true {
+///     try await clock.sleep(until: next)
+///     next = next.advanced(by: .milliseconds(10))
+///     try await client.put("sensor/temperature", json: reading())
+/// }
+/// ```
+///
+/// Its instants are `ContinuousClock`'s. Called on the main actor, ``sleep(until:tolerance:)``
+/// stays there (it is `nonisolated(nonsending)`); called elsewhere, it resumes where it was
+/// called. Without ``MainEventLoop`` (a test, a program that does not call ``MainEventLoop/run(_:)``)
+/// it sleeps as `ContinuousClock` does. The loop's timers have no tolerance: it is ignored.
+public struct MainEventLoopClock: Clock {
+    public typealias Instant = ContinuousClock.Instant
+
+    public init() {}
+
+    public var now: Instant { .now }
+
+    public var minimumResolution: Duration { ContinuousClock().minimumResolution }
+
+    /// Sleeps until `deadline`, on a timer of the main event loop.
+    /// - Throws: `CancellationError` when the task is cancelled before the deadline.
+    public nonisolated(nonsending) func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        guard let loop = (MainActor.executor as? EventLoopMainExecutor)?.eventLoop else {
+            return try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
+        }
+        try Task.checkCancellation()
+        let delay = Instant.now.duration(to: deadline)
+        guard delay > .zero else { return }
+        let sleep = LoopTimerSleep()
+        // Preferring the loop as the task's executor while it waits: Swift 6.3 resumes a
+        // continuation on the task's executor preference, or the global executor's threads when
+        // there is none, even for a task that waits on the main actor.
+        try await withTaskExecutorPreference(LoopTaskExecutor(loop)) {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    sleep.start(continuation, on: loop, after: delay)
+                }
+            } onCancel: {
+                sleep.cancel()
+            }
+        }
+    }
+}
+
+extension MainEventLoop {
+    /// A clock whose sleeps are the main event loop's own timers (``MainEventLoopClock``).
+    public static var clock: MainEventLoopClock { MainEventLoopClock() }
+}
+
+/// An event loop as a task executor: a task that prefers it runs its nonisolated work, and is
+/// resumed, on the loop's thread.
+private final class LoopTaskExecutor: TaskExecutor {
+    private let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// One sleep on an event loop's timer: resumed by the timer, or by cancellation, once.
+private final class LoopTimerSleep: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var timer: Scheduled<Void>?
+        var isCancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<Void, any Error>, on loop: any EventLoop, after delay: Duration) {
+        let isCancelled = state.withLock { state in
+            if !state.isCancelled { state.continuation = continuation }
+            return state.isCancelled
+        }
+        guard !isCancelled else { return continuation.resume(throwing: CancellationError()) }
+        let (seconds, attoseconds) = delay.components
+        let timer = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            self.fire()
+        }
+        // Cancelled meanwhile: the continuation was resumed then, and the timer is not wanted.
+        let cancelledMeanwhile = state.withLock { state in
+            if !state.isCancelled { state.timer = timer }
+            return state.isCancelled
+        }
+        if cancelledMeanwhile { timer.cancel() }
+    }
+
+    private func fire() {
+        let continuation = state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume()
+    }
+
+    func cancel() {
+        let (continuation, timer) = state.withLock { state in
+            state.isCancelled = true
+            defer { (state.continuation, state.timer) = (nil, nil) }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume(throwing: CancellationError())
+    }
+}
