@@ -10,6 +10,8 @@ final class Connection: Sendable {
     let router: ResponseRouter
     let welcome: Sharedstate_V1_Welcome
     private let outbound: OutboundQueue
+    /// The channel's loop, preferred while a call waits: the answer resumes it there.
+    private let resumption: EventLoopTaskExecutor
 
     /// Requests written at once by the thread that reads this connection (see ``OutboundQueue``).
     var requestsWrittenByReadingThread: Int { outbound.framesWrittenAtOnceByLoop }
@@ -21,6 +23,7 @@ final class Connection: Sendable {
         self.router = router
         self.welcome = welcome
         self.outbound = OutboundQueue(channel: channel, descriptor: descriptor)
+        self.resumption = EventLoopTaskExecutor(channel.eventLoop)
     }
 
     /// Connects to the socket in `configuration` and completes the handshake.
@@ -92,8 +95,13 @@ final class Connection: Sendable {
         defer { awaited.subtract(1, ordering: .relaxed) }
         let response: Sharedstate_V1_Response
         do {
-            response = try await router.call(id: id) {
-                outbound.send(frame, mayWriteAtOnce: isAlone)
+            // Resumed on the loop that reads the answer, then back on the caller's actor: under
+            // MainEventLoop the same thread, no other woken (Swift 6.3 would resume the task on
+            // the global executor's threads first).
+            response = try await withTaskExecutorPreference(resumption) {
+                try await router.call(id: id) {
+                    outbound.send(frame, mayWriteAtOnce: isAlone)
+                }
             }
         } catch {
             throw error as? SharedStateError ?? SharedStateError(.unavailable, "\(error)")

@@ -12,9 +12,10 @@ import NIOPosix
 /// "The main actor on the reading thread"). Under `MainEventLoop` the
 /// thread that reads the socket is the main actor's, so `.observe` sends a change to the store
 /// inside the read, with no thread woken, and a lone write from the main actor leaves from the
-/// same thread. (A task waiting on a continuation, such as a `for try await` over a watch or a
-/// request waiting for its answer, is still resumed through the global executor's threads: Swift
-/// 6.3 resumes every continuation there first.)
+/// same thread, and its answer resumes it on that thread too. (A task waiting on a continuation
+/// of its own, such as a `for try await` over a watch, is still resumed through the global
+/// executor's threads: Swift 6.3 resumes a continuation there unless the task prefers another
+/// executor. To pace main-actor code, sleep on ``clock``, which stays on the main thread.)
 ///
 /// Call it first thing in a synchronous `main`, before any `async` code has run:
 ///

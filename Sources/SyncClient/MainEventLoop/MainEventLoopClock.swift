@@ -48,7 +48,7 @@ public struct MainEventLoopClock: Clock {
         // Preferring the loop as the task's executor while it waits: Swift 6.3 resumes a
         // continuation on the task's executor preference, or the global executor's threads when
         // there is none, even for a task that waits on the main actor.
-        try await withTaskExecutorPreference(LoopTaskExecutor(loop)) {
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     sleep.start(continuation, on: loop, after: delay)
@@ -63,21 +63,6 @@ public struct MainEventLoopClock: Clock {
 extension MainEventLoop {
     /// A clock whose sleeps are the main event loop's own timers (``MainEventLoopClock``).
     public static var clock: MainEventLoopClock { MainEventLoopClock() }
-}
-
-/// An event loop as a task executor: a task that prefers it runs its nonisolated work, and is
-/// resumed, on the loop's thread.
-private final class LoopTaskExecutor: TaskExecutor {
-    private let loop: any EventLoop
-
-    init(_ loop: any EventLoop) {
-        self.loop = loop
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
 }
 
 /// One sleep on an event loop's timer: resumed by the timer, or by cancellation, once.
