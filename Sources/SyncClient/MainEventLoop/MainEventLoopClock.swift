@@ -1,6 +1,5 @@
 import NIOCore
 import Synchronization
-@_spi(ExperimentalCustomExecutors) import _Concurrency
 
 /// A clock whose sleeps are timers of ``MainEventLoop``'s loop: a main-actor task that sleeps on
 /// it wakes on the main thread, and no other thread is woken.
@@ -38,7 +37,7 @@ public struct MainEventLoopClock: Clock {
     /// Sleeps until `deadline`, on a timer of the main event loop.
     /// - Throws: `CancellationError` when the task is cancelled before the deadline.
     public nonisolated(nonsending) func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        guard let loop = (MainActor.executor as? EventLoopMainExecutor)?.eventLoop else {
+        guard let loop = MainEventLoop.eventLoop else {
             return try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
         }
         try Task.checkCancellation()

@@ -92,6 +92,7 @@ private struct BytePrefix: Hashable {
     static func == (lhs: Self, rhs: Self) -> Bool {
         let count = lhs.bytes.count
         guard count == rhs.bytes.count else { return false }
+        guard count > 0 else { return true }
         // Compared with `memcmp` where both are contiguous (native strings always are): the
         // generic `elementsEqual` of two UTF-8 views walks them index by index.
         let compared = lhs.bytes.withContiguousStorageIfAvailable { left in

@@ -16,8 +16,7 @@ import Synchronization
 /// It writes to the connection's socket itself (`send`, when it knows the socket's descriptor)
 /// while nothing of the connection waits in NIO: what the socket does not take at once goes to
 /// the channel, and later output queues behind it there until the channel has written it all.
-/// A connection that keeps up never goes through NIO's outbound pipeline, which was about a
-/// quarter of the CPU between a commit and its event's `write` (BENCHMARKS.md, issue 38).
+/// A connection that keeps up never goes through NIO's outbound pipeline.
 ///
 /// Frames from other threads (the engine's fan-out, the writer's answers) reach the event loop
 /// in one task per call and are written once per call. Those of a commit made on the connection's
