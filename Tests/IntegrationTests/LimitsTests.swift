@@ -14,15 +14,6 @@ import Testing
         return try await DaemonProcess(scratch, extraArguments: ["--config", scratch.file("syncd.json")] + arguments)
     }
 
-    /// User and system time of process `pid` so far, in clock ticks (`/proc/PID/stat`).
-    private static func cpuTicks(of pid: pid_t) -> Int {
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        // After the command's name in parentheses: state is the first field, utime the 12th.
-        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-        guard fields.count > 12 else { return 0 }
-        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
-    }
-
     private func mode(of path: String) -> mode_t {
         var status = stat()
         stat(path, &status)
@@ -116,9 +107,9 @@ import Testing
         #expect(try await bystander.get("still").value == Data("1".utf8))
         // Half a second out of descriptors: five tries to accept, not a spin (which would take
         // most of that half second's CPU; a busy machine can only make it take less).
-        let before = Self.cpuTicks(of: daemon.child.pid)
+        let before = daemon.child.cpuTicks
         try await Task.sleep(for: .milliseconds(500))
-        let spent = Double(Self.cpuTicks(of: daemon.child.pid) - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        let spent = Double(daemon.child.cpuTicks - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
         #expect(spent < 0.25, "syncd spent \(spent) s of CPU in half a second out of descriptors")
 
         flood.removeAll()

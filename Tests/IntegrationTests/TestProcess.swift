@@ -131,6 +131,15 @@ final class ChildProcess {
     /// Its status once reaped: reaping returns it once only.
     private let reaped = Mutex<Int32?>(nil)
 
+    /// The user and system time it has used so far, in clock ticks (`/proc/PID/stat`); 0 when
+    /// that cannot be read.
+    var cpuTicks: Int {
+        let fields = Self.statFields(pid)
+        // From the state on: user time is the 12th field, system time the 13th.
+        guard fields.count > 12 else { return 0 }
+        return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+    }
+
     /// The fields of `/proc/PID/stat` from the third (the state) on; empty when it cannot be read.
     private static func statFields(_ pid: Int32) -> [Substring] {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
