@@ -5,7 +5,10 @@ import Synchronization
 /// requests, events to their watches, and the end of the connection to everyone.
 final class ResponseRouter: Sendable {
     private enum Waiter {
-        case call(CheckedContinuation<Sharedstate_V1_Response, Error>)
+        /// Unchecked: a waiter is taken out of `waiters` under the lock before it is resumed (by
+        /// the response's routing or by ``end(with:)``), so it is resumed once; a checked one
+        /// cost an object of its own on every call.
+        case call(UnsafeContinuation<Sharedstate_V1_Response, Error>)
         /// The response to a watch request: only an error matters, it ends the watch.
         case watchStart
         /// A response nobody waits for (the answer to a cancelled watch).
@@ -56,7 +59,7 @@ final class ResponseRouter: Sendable {
 
     /// Registers a call, sends it with `send`, and waits for its response.
     nonisolated(nonsending) func call(id: UInt64, _ send: () -> Void) async throws -> Sharedstate_V1_Response {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withUnsafeThrowingContinuation { continuation in
             if let error = state.withLock({ state in
                 if state.endError == nil { state.waiters[id] = .call(continuation) }
                 return state.endError
@@ -111,27 +114,7 @@ final class ResponseRouter: Sendable {
             }?.resume(returning: welcome)
 
         case .response(let response):
-            let (waiter, watch) = state.withLock { state in
-                let waiter = state.waiters.removeValue(forKey: response.id)
-                var watch: WatchHandlers?
-                if case .watchStart = waiter {
-                    watch = state.watches[response.id]
-                    if case .error = response.result { state.watches[response.id] = nil }
-                }
-                return (waiter, watch)
-            }
-            switch waiter {
-            case .call(let continuation):
-                continuation.resume(returning: response)
-            case .watchStart:
-                switch response.result {
-                case .error(let error): watch?.onEnd(SharedStateError(wireValue: error))
-                case .watch(let started): watch?.onStart(started.revision)
-                default: break
-                }
-            case .ignored, nil:
-                break
-            }
+            route(response)
 
         case .event(let event) where event.kind == .ended:
             // syncd ended the watch (a new policy left it nothing to read): it is over.
@@ -145,6 +128,31 @@ final class ResponseRouter: Sendable {
             end(with: SharedStateError(wireValue: error))
 
         case nil:
+            break
+        }
+    }
+
+    /// Routes a response: to the call waiting for it, or to the watch it starts.
+    func route(_ response: Sharedstate_V1_Response) {
+        let (waiter, watch) = state.withLock { state in
+            let waiter = state.waiters.removeValue(forKey: response.id)
+            var watch: WatchHandlers?
+            if case .watchStart = waiter {
+                watch = state.watches[response.id]
+                if case .error = response.result { state.watches[response.id] = nil }
+            }
+            return (waiter, watch)
+        }
+        switch waiter {
+        case .call(let continuation):
+            continuation.resume(returning: response)
+        case .watchStart:
+            switch response.result {
+            case .error(let error): watch?.onEnd(SharedStateError(wireValue: error))
+            case .watch(let started): watch?.onStart(started.revision)
+            default: break
+            }
+        case .ignored, nil:
             break
         }
     }

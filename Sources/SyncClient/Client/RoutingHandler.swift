@@ -1,8 +1,9 @@
 import NIOCore
 
 /// The client's one pipeline handler: cuts what it reads from syncd into frames, decodes each (a
-/// watch event by hand, see ``WatchEventFrame``; anything else with SwiftProtobuf) and hands it
-/// to the router; ends the router when the connection closes.
+/// watch event and the answer to a put or a delete by hand, see ``WatchEventFrame`` and
+/// ``WriteAnswerFrame``; anything else with SwiftProtobuf) and hands it to the router; ends the
+/// router when the connection closes.
 ///
 /// It cuts the frames itself, in one loop over each read, as syncd's connection handler does:
 /// NIO's `ByteToMessageHandler` in front of it looked its generic decoder's type up at run time on
@@ -36,6 +37,10 @@ final class RoutingHandler: ChannelInboundHandler {
     private func route(_ payload: ByteBuffer, context: ChannelHandlerContext) {
         if let event = WatchEventFrame(frame: payload) {
             router.route(event)
+            return
+        }
+        if let answer = WriteAnswerFrame(frame: payload) {
+            router.route(answer.response)
             return
         }
         do {

@@ -203,19 +203,14 @@ public final class SharedStateClient: Sendable {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
         try RequestRules.validateCause(cause)
-        let result = try await call(
-            .put(
-                .with {
-                    $0.key = key
-                    $0.value = value
-                    if let ifVersion { $0.ifVersion = ifVersion }
-                    $0.ephemeral = ephemeral
-                    $0.cause = cause
-                }
-            )
-        )
+        let result = try await connection().call { id in
+            PutRequestFrame.encode(id: id, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, cause: cause)
+        }
         guard case .put(let put) = result else { throw unexpected(result) }
-        state.withLock { $0.presence[key] = ephemeral ? value : nil }
+        state.withLock { state in
+            // Most puts are not ephemeral, and most clients hold no presence to forget.
+            if ephemeral || !state.presence.isEmpty { state.presence[key] = ephemeral ? value : nil }
+        }
         return PutResult(revision: put.revision, version: put.version)
     }
 
@@ -487,6 +482,11 @@ public final class SharedStateClient: Sendable {
     nonisolated(nonsending) func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
+        try await connection().call(operation)
+    }
+
+    /// The connection requests go to now; `unavailable` while there is none.
+    private func connection() throws(SharedStateError) -> Connection {
         let (connection, connectionState) = state.withLock { ($0.connection, $0.connectionState) }
         guard let connection else {
             throw SharedStateError(
@@ -495,7 +495,7 @@ public final class SharedStateClient: Sendable {
                     ? "the client is closed" : "not connected to syncd at \(socketPath); reconnecting"
             )
         }
-        return try await connection.call(operation)
+        return connection
     }
 
     private func makeIdentifier() -> UInt64 {

@@ -1,0 +1,89 @@
+import NIOCore
+
+/// A server frame holding the answer to a put or a delete, read straight from the frame's bytes:
+/// the answer a writing process waits for after each write, without SwiftProtobuf's generic
+/// decoding (about a tenth of a paced Swift writer's CPU per write, `perf`; BENCHMARKS.md, issue 38,
+/// step 32).
+///
+/// It reads the shape syncd writes (`WriteAnswer+Frame`): a `ServerFrame` whose `response` holds
+/// an id and a `PutResponse` or a `DeleteResponse`, each field at most once. Anything else (an
+/// error, another result, another frame, an unknown field, bytes that end too soon) makes
+/// ``init(frame:)`` return nil, and SwiftProtobuf then decodes the frame or says what is wrong
+/// with it. `WriteAnswerFrameReadingTests` checks both agree.
+struct WriteAnswerFrame {
+    /// The answer, as SwiftProtobuf would have decoded it.
+    let response: Sharedstate_V1_Response
+
+    /// The answer in `payload`, or nil for any other frame.
+    init?(frame payload: ByteBuffer) {
+        let decoded: Sharedstate_V1_Response? = payload.withUnsafeReadableBytes { bytes in
+            var frame = ProtobufFieldReader(bytes)
+            guard frame.nextTag() == ProtobufFieldReader.tag(WireFields.ServerFrame.response, .lengthDelimited),
+                let response = frame.lengthDelimited(), frame.isAtEnd
+            else {
+                return nil
+            }
+            return Self.response(response)
+        }
+        guard let decoded else { return nil }
+        response = decoded
+    }
+
+    private static func response(_ bytes: UnsafeRawBufferPointer) -> Sharedstate_V1_Response? {
+        typealias Response = WireFields.Response
+        var fields = ProtobufFieldReader(bytes)
+        var seen = ProtobufFieldSet()
+        var id: UInt64 = 0
+        var result: Sharedstate_V1_Response.OneOf_Result?
+        while !fields.isAtEnd {
+            guard let tag = fields.nextTag(), seen.insert(tag) else { return nil }
+            switch tag {
+            case ProtobufFieldReader.tag(Response.id, .varint):
+                guard let value = fields.varint() else { return nil }
+                id = value
+            case ProtobufFieldReader.tag(Response.put, .lengthDelimited):
+                guard result == nil, let body = fields.lengthDelimited(), let (revision, version) = Self.written(body, hasVersion: true)
+                else { return nil }
+                result = .put(
+                    .with {
+                        $0.revision = revision
+                        $0.version = version
+                    })
+            case ProtobufFieldReader.tag(Response.delete, .lengthDelimited):
+                guard result == nil, let body = fields.lengthDelimited(), let (revision, _) = Self.written(body, hasVersion: false)
+                else { return nil }
+                result = .delete(.with { $0.revision = revision })
+            default:
+                return nil
+            }
+        }
+        guard let result else { return nil }
+        var response = Sharedstate_V1_Response()
+        response.id = id
+        response.result = result
+        return response
+    }
+
+    /// A `PutResponse`'s revision and version, or a `DeleteResponse`'s revision.
+    private static func written(_ bytes: UnsafeRawBufferPointer, hasVersion: Bool) -> (revision: UInt64, version: UInt64)? {
+        typealias Written = WireFields.WriteResponse
+        var fields = ProtobufFieldReader(bytes)
+        var seen = ProtobufFieldSet()
+        var revision: UInt64 = 0
+        var version: UInt64 = 0
+        while !fields.isAtEnd {
+            guard let tag = fields.nextTag(), seen.insert(tag) else { return nil }
+            switch tag {
+            case ProtobufFieldReader.tag(Written.revision, .varint):
+                guard let value = fields.varint() else { return nil }
+                revision = value
+            case ProtobufFieldReader.tag(Written.version, .varint) where hasVersion:
+                guard let value = fields.varint() else { return nil }
+                version = value
+            default:
+                return nil
+            }
+        }
+        return (revision, version)
+    }
+}
