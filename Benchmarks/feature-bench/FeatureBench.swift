@@ -89,6 +89,13 @@ struct EndToEndBench: AsyncParsableCommand {
             valueName: "path"))
     var writer: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Also write each write's latency to this file, one line each in the writes' order (µs).",
+            discussion: "scripts/bench-client-path.sh splits them into stages with it.",
+            valueName: "path"))
+    var samples: String?
+
     func validate() throws {
         guard count >= 1 else { throw ValidationError("--count \(count): make at least one write") }
         guard rate >= 1 else { throw ValidationError("--rate \(rate): at least one write per second") }
@@ -104,6 +111,12 @@ struct EndToEndBench: AsyncParsableCommand {
             socketPath: socketPath, key: key, count: count, rate: rate, writerExecutable: writer)
         guard latencies.count == count else {
             throw ValidationError("the reducer saw \(latencies.count) of \(count) writes")
+        }
+        if let samples {
+            let lines = latencies.map { "\($0)\n" }.joined()
+            guard FileManager.default.createFile(atPath: samples, contents: Data(lines.utf8)) else {
+                throw ValidationError("--samples \(samples): cannot write the file")
+            }
         }
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }

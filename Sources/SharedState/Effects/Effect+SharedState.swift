@@ -25,6 +25,9 @@ extension Effect {
     ///
     /// The effect is named by where it was made (`fileID`, `line`, ...): a test that ends with it
     /// still running points at the feature's line, not the library's.
+    // Inlinable: the closure that handles each change is then specialized for the feature's
+    // `Value` and `Action` in the feature's module (BENCHMARKS.md, issue 38, step 33).
+    @inlinable
     public static func observe<Value>(
         _ key: SharedKey<Value>,
         _ toAction: @escaping @Sendable (Result<Value, SharedStateError>) -> Action,
@@ -131,6 +134,7 @@ extension Effect {
 
 extension SharedStateError {
     /// `error` as a shared-state error: itself, or `unavailable` carrying its description.
+    @usableFromInline
     init(_ error: any Error) {
         self = (error as? SharedStateError) ?? SharedStateError(.unavailable, "\(error)")
     }

@@ -65,7 +65,7 @@ public struct WatchStream: AsyncSequence, Sendable {
     /// (throws); on the main actor, like a `for try await` over the stream. Under
     /// ``MainEventLoop``, a batch that arrives while it waits is handled inside the socket read
     /// that brought it, not by resuming this task (see ``WatchBuffer/handleOnMainActor(_:)``).
-    @MainActor
+    @MainActor @usableFromInline
     package func handleEach(_ handle: @escaping @MainActor @Sendable (WatchBatch) -> Void) async throws {
         buffer.handleOnMainActor(handle)
         for try await batch in self { handle(batch) }

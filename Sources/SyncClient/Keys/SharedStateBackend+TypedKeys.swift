@@ -112,6 +112,11 @@ package final class WatchIterator: @unchecked Sendable {
 extension SharedKey {
     /// The key's value after `batch`, or nil if the batch says nothing about it: the default when
     /// a snapshot lacks the key or it was deleted, a failure when the value does not decode.
+    ///
+    /// Inlinable, so it is specialized for `Value` where the feature observes its key: generic,
+    /// it looked up the metadata of `Result<Value, _>` and `Optional<Value>` at run time on every
+    /// change (BENCHMARKS.md, issue 38, step 33).
+    @inlinable
     package func value(after batch: WatchBatch) -> Result<Value, SharedStateError>? {
         // A prefix watch also sees keys that merely start with the name.
         guard let change = batch.changes.last(where: { $0.key == name }) else {
