@@ -55,7 +55,7 @@ wait $perf_pid || true
 perf_pid=
 key=$("$bin/syncctl" --socket "$work/syncd.sock" list bench/e2e/ | awk '{print $1}' | head -1)
 "$bin/syncctl" --socket "$work/syncd.sock" --json history "$key" >"$work/history"
-perf script -i "$work/perf.data" -F pid,cpu,time,event,trace 2>/dev/null >"$work/trace"
+perf script -i "$work/perf.data" -F pid,tid,cpu,time,event,trace 2>/dev/null >"$work/trace"
 
 python3 - "$work" "$syncd_pid" "${key##*/}" "$writer" <<'PY'
 import bisect, json, re, sys
@@ -69,12 +69,12 @@ if e2e["out_of_order"]:
     sys.exit("bench-client-path: writes arrived out of order; run again")
 
 sends, events, wakes, ticks = [], [], [], []
-line_shape = re.compile(r"\s*(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):(.*)")
+line_shape = re.compile(r"\s*(\d+)/(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):(.*)")
 for line in open(f"{work}/trace"):
     match = line_shape.match(line)
     if not match:
         continue
-    pid, cpu, time, event, rest = match.groups()
+    pid, tid, cpu, time, event, rest = match.groups()
     at = float(time) * 1e6
     if event.endswith("hrtimer_expire_entry"):
         if "tick_" in rest:
@@ -83,7 +83,8 @@ for line in open(f"{work}/trace"):
         sends.append(at)
     elif pid == syncd and event.endswith("sys_enter_sendto"):
         events.append(at)
-    elif pid == reducer and event.endswith("sys_exit_epoll_wait"):
+    # The reducer runs on its main thread (MainEventLoop); its other threads are libdispatch's.
+    elif tid == reducer and event.endswith("sys_exit_epoll_wait"):
         wakes.append(at)
 for times in (sends, events, wakes, ticks):
     times.sort()

@@ -102,6 +102,13 @@ struct EndToEndBench: AsyncParsableCommand {
         if let writer, !FileManager.default.isExecutableFile(atPath: writer) {
             throw ValidationError("--writer \(writer): there is no executable file there")
         }
+        if let samples {
+            let directory = URL(fileURLWithPath: samples).deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--samples \(samples): there is no directory \(directory)")
+            }
+        }
     }
 
     func run() async throws {

@@ -6,9 +6,9 @@ import NIOCore
 /// buffer of the exact size.
 ///
 /// A put is the request a feature process makes most, and the time it takes to leave is part of
-/// every write → reducer latency: through SwiftProtobuf it built three messages (two with storage
-/// of their own), measured the bytes with one visitor, wrote them with another into an array, and
-/// copied that behind the frame's length (BENCHMARKS.md, issue 38, step 32).
+/// every write → reducer latency: through SwiftProtobuf it built three nested messages, measured
+/// their bytes in one pass and wrote them in another into an array of its own, then copied that
+/// behind the frame's length (BENCHMARKS.md, issue 38, step 32).
 package enum PutRequestFrame {
     /// The frame of put request `id`; the fields as in `PutRequest` (`ifVersion` is written when
     /// given, 0 included: it means "only if the key does not exist").
