@@ -37,9 +37,7 @@ enum UnixSocket {
     /// full, or failed: the rest then goes through NIO, which reports the failure).
     static func writeWithoutBlocking(_ buffer: inout ByteBuffer, to descriptor: CInt) -> Bool {
         while buffer.readableBytes > 0 {
-            let written = buffer.withUnsafeReadableBytes { bytes in
-                send(descriptor, bytes.baseAddress, bytes.count, CInt(MSG_DONTWAIT) | CInt(MSG_NOSIGNAL))
-            }
+            let written = buffer.withUnsafeReadableBytes { sendWithoutWaiting(descriptor, $0) }
             if written > 0 {
                 buffer.moveReaderIndex(forwardBy: written)
             } else if written < 0 && errno == EINTR {

@@ -11,6 +11,8 @@ import Synchronization
 final class EventLoopMainExecutor: MainExecutor, @unchecked Sendable {
     private struct State {
         var loop: (any EventLoop)?
+        /// The loop as a task executor, made once with it (``MainEventLoopClock``'s sleeps prefer it).
+        var taskExecutor: EventLoopTaskExecutor?
         var early: [UnownedJob] = []
     }
 
@@ -19,6 +21,9 @@ final class EventLoopMainExecutor: MainExecutor, @unchecked Sendable {
 
     /// The loop, once ``run()`` started it.
     var eventLoop: (any EventLoop)? { state.withLock { $0.loop } }
+
+    /// The loop as a task executor, once ``run()`` started it.
+    var taskExecutor: EventLoopTaskExecutor? { state.withLock { $0.taskExecutor } }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -37,6 +42,7 @@ final class EventLoopMainExecutor: MainExecutor, @unchecked Sendable {
         MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop { loop in
             let early = self.state.withLock { state in
                 state.loop = loop
+                state.taskExecutor = EventLoopTaskExecutor(loop)
                 defer { state.early = [] }
                 return state.early
             }

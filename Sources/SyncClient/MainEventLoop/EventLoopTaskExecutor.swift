@@ -8,7 +8,7 @@ import NIOCore
 /// that resumes it (the loop that read an answer, the loop whose timer fired) saves waking one of
 /// those threads only to hop back.
 final class EventLoopTaskExecutor: TaskExecutor {
-    private let loop: any EventLoop
+    let loop: any EventLoop
 
     init(_ loop: any EventLoop) {
         self.loop = loop

@@ -87,4 +87,9 @@ public enum MainEventLoop {
     public static var eventLoop: (any EventLoop)? {
         (MainActor.executor as? EventLoopMainExecutor)?.eventLoop
     }
+
+    /// The main thread's event loop as a task executor while ``run(_:)`` runs it; nil otherwise.
+    static var taskExecutor: EventLoopTaskExecutor? {
+        (MainActor.executor as? EventLoopMainExecutor)?.taskExecutor
+    }
 }

@@ -37,7 +37,7 @@ public struct MainEventLoopClock: Clock {
     /// Sleeps until `deadline`, on a timer of the main event loop.
     /// - Throws: `CancellationError` when the task is cancelled before the deadline.
     public nonisolated(nonsending) func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-        guard let loop = MainEventLoop.eventLoop else {
+        guard let executor = MainEventLoop.taskExecutor else {
             return try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
         }
         try Task.checkCancellation()
@@ -47,10 +47,10 @@ public struct MainEventLoopClock: Clock {
         // Preferring the loop as the task's executor while it waits: Swift 6.3 resumes a
         // continuation on the task's executor preference, or the global executor's threads when
         // there is none, even for a task that waits on the main actor.
-        try await withTaskExecutorPreference(EventLoopTaskExecutor(loop)) {
+        try await withTaskExecutorPreference(executor) {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    sleep.start(continuation, on: loop, after: delay)
+                    sleep.start(continuation, on: executor.loop, after: delay)
                 }
             } onCancel: {
                 sleep.cancel()

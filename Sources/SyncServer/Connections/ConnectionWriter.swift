@@ -404,12 +404,6 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     }
 }
 
-/// Writes `bytes` to the socket `descriptor` if it takes them now, as much as it takes: the bytes
-/// written, or -1. Never a `SIGPIPE` for a peer that left, never a wait.
-private func sendWithoutWaiting(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
-    send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-}
-
 /// What a connection has not yet written out, and what it handed to its channel that is not yet
 /// in the socket.
 private struct SocketOutput {
