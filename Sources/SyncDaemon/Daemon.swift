@@ -84,7 +84,7 @@ public final class Daemon: Sendable {
         var etcdBackend: EtcdBackend?
         switch configuration.backend {
         case .sqlite:
-            let opened = try Storage(path: databasePath, durability: configuration.durability)
+            let opened = try Storage(path: databasePath, durability: configuration.durability, syncInterval: configuration.syncInterval)
             storage = opened
             let backend = SQLiteBackend(storage: opened, logger: logger)
             engine = StateEngine(backend: backend, state: try backend.load(), configuration: engineConfiguration, logger: logger)

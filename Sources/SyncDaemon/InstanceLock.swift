@@ -14,13 +14,13 @@ import SyncEngine
 ///
 /// A separate file, not the database: closing any descriptor of a SQLite file drops SQLite's own
 /// POSIX locks on it.
-final class InstanceLock: Sendable {
+public final class InstanceLock: Sendable {
     private let descriptor: Int32
 
     /// Takes the lock for `databasePath`.
     ///
     /// - Throws: ``DaemonStartError`` when another process holds it or the file cannot be opened.
-    init(databasePath: String) throws {
+    public init(databasePath: String) throws {
         let path = databasePath + ".lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {

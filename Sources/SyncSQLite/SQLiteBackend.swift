@@ -23,6 +23,14 @@ package final class SQLiteBackend: StateBackend {
     /// The revision and the highest session id the database held at start-up: every session of
     /// an earlier run wrote at or below that revision.
     private let start = Mutex<(revision: UInt64, lastSessionID: UInt64)>((0, 0))
+    /// The maintenance failures since the last success, and when one was last logged.
+    struct MaintenanceFailures {
+        var count = 0
+        var lastLogged: ContinuousClock.Instant?
+    }
+    let maintenanceFailures = Mutex(MaintenanceFailures())
+    /// The late syncs counted when they were last logged, and when (see ``Storage/lateJournalSyncs``).
+    let lateSyncsLogged = Mutex<(count: Int, at: ContinuousClock.Instant?)>((0, nil))
 
     package var name: String { "sqlite" }
 
@@ -35,12 +43,24 @@ package final class SQLiteBackend: StateBackend {
     package func load() throws -> StartingState {
         let loaded = try storage.load()
         start.withLock { $0 = (loaded.revision, loaded.lastSessionID) }
-        if let cut = storage.cutJournalTail {
-            // What a crash cut short was never acknowledged: its writer was told nothing.
-            logger.warning(
-                "the segment journal ended in a torn record, which was cut off",
-                metadata: ["journal": "\(storage.journal.path)", "offset": "\(cut.offset)", "bytes": "\(cut.bytes)"]
-            )
+        if let recovery = storage.journalRecovery {
+            var metadata: Logger.Metadata = [
+                "journal": "\(recovery.journal)", "offset": "\(recovery.offset)", "bytes": "\(recovery.bytes)",
+                "kept": "\(recovery.keptAt)",
+            ]
+            switch recovery.kind {
+            case .cutTornEnd:
+                // What a crash cut short was never acknowledged: its writer was told nothing.
+                logger.warning("the segment journal ended in a torn record, which was cut off (the bytes are kept)", metadata: metadata)
+            case .cutAfterPowerCut:
+                if let lost = recovery.lostRevisions { metadata["revisions"] = "\(lost.lowerBound)-\(lost.upperBound)" }
+                logger.warning(
+                    """
+                    the segment journal had a hole where the machine lost power: the writes after it, acknowledged less than a \
+                    sync interval before the cut, were cut off with it (the bytes are kept)
+                    """,
+                    metadata: metadata)
+            }
         }
         return loaded
     }
@@ -48,8 +68,13 @@ package final class SQLiteBackend: StateBackend {
     package var writes: BackendWrites { .plannedHere(self) }
 
     package var status: BackendStatus {
-        BackendStatus(
-            name: name, location: storage.path, databaseBytes: storage.databaseFileSize, writeAheadLogBytes: storage.writeAheadLogSize)
+        let unsynced = storage.journal.unsynced
+        return BackendStatus(
+            name: name, location: storage.path, databaseBytes: storage.databaseFileSize, writeAheadLogBytes: storage.writeAheadLogSize,
+            durability: BackendStatus.Durability(
+                mode: storage.durability.rawValue, syncInterval: storage.durability == .full ? .zero : storage.syncInterval,
+                unsyncedAge: unsynced.map { $0.since.duration(to: .now) } ?? .zero, unsyncedBytes: unsynced?.bytes ?? 0,
+                longestUnsyncedAge: storage.journal.longestUnsyncedAge, lateSyncs: storage.lateJournalSyncs))
     }
 
     // MARK: The change log

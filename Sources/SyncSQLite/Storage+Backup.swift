@@ -18,6 +18,9 @@ package extension Storage {
         return try await destination.write { db in
             let copied = try Self.lastRevision(db)
             try Self.insertRows(of: journaled.filter { $0.first > copied }, db)
+            // The copy holds the journal's revisions itself and is continued by no journal: a
+            // syncd started on it starts a new one.
+            try db.execute(sql: "UPDATE meta SET value = 0 WHERE name IN ('journal_salt', 'journal_previous_salt', 'journal_base')")
             return try Self.lastRevision(db)
         }
     }

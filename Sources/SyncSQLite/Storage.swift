@@ -60,14 +60,22 @@ package final class Storage: Sendable {
     /// The last revision the change log holds (or `entries` reflects): the next commit starts
     /// after it.
     private let lastLogged = Mutex<UInt64>(0)
+    /// Appends that synced the journal themselves because the writer's sync was late.
+    let lateSyncs = Atomic<Int>(0)
+    /// With `--durability normal`, the longest an acknowledged write may stay unsynced.
+    let syncInterval: Duration
     /// Where commits go until ``materialize(changedEntries:)`` moves them into the `changes` table.
     let journal: SegmentJournal
+    /// What the database records of the journal (see ``JournalLink``).
+    let link: Mutex<JournalLink>
+    /// The header of the journal that must replace the current one before the next append: the
+    /// database names it already (a move committed, and replacing the journal failed).
+    let pendingJournal = Mutex<JournalHeader?>(nil)
     /// The journal's segments, in order, for readers of the change log: each is removed only once
     /// the `changes` table holds it.
     let journaled: Mutex<[SegmentJournal.Segment]>
-    /// The torn tail that opening the journal cut off, if it had one: the records of writes that
-    /// were never acknowledged.
-    package let cutJournalTail: (offset: UInt64, bytes: UInt64)?
+    /// What start-up did to the journal it found, when it did more than use it.
+    package let journalRecovery: JournalRecoveryReport?
 
     /// Makes SQLite's `unix-excl` file system the process's default, once, before the first
     /// database opens. It locks a database file for the process that opens it, for as long as it
@@ -88,8 +96,14 @@ package final class Storage: Sendable {
     ///
     /// - Throws: ``StorageError`` naming the file when it cannot be created, opened or migrated,
     ///   or when it was written by a newer syncd.
-    package init(path: String, durability: Durability, materialization: MaterializationPolicy = .init()) throws {
+    /// - Parameter syncInterval: With `--durability normal`, the longest an acknowledged write may
+    ///   stay in the journal unsynced (see ``SegmentJournal``).
+    package init(
+        path: String, durability: Durability, syncInterval: Duration = .seconds(1), materialization: MaterializationPolicy = .init()
+    ) throws {
+        precondition(syncInterval > .zero, "the sync interval must be positive")
         self.durability = durability
+        self.syncInterval = syncInterval
         self.path = path
         self.materialization = materialization
         do {
@@ -126,23 +140,12 @@ package final class Storage: Sendable {
         } catch {
             throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
         }
-        let (journal, recovered): (SegmentJournal, SegmentJournal.Recovered)
-        let segments: [SegmentJournal.Segment]
-        do {
-            let inDatabase = try pool.read(Self.lastRevision)
-            (journal, recovered) = try SegmentJournal.open(path: path + "-segments", syncsEachAppend: durability == .full)
-            segments = try Self.segments(of: recovered.segments, after: inDatabase, in: journal.path)
-            // Records the database already holds, left by a crash before the journal was emptied.
-            if segments.isEmpty, !recovered.segments.isEmpty { try journal.reset() }
-            lastLogged.withLock { $0 = segments.last?.last ?? inDatabase }
-        } catch let error as StorageError {
-            throw error
-        } catch {
-            throw StorageError(path: path, message: "cannot read the change log's last revision: \(Self.describe(error))")
-        }
-        self.journal = journal
-        self.journaled = Mutex(segments)
-        self.cutJournalTail = recovered.cutTail
+        let opened = try Self.openJournal(of: path, pool: pool, durability: durability, syncInterval: syncInterval)
+        lastLogged.withLock { $0 = opened.revision }
+        self.journal = opened.journal
+        self.link = Mutex(opened.link)
+        self.journaled = Mutex([])
+        self.journalRecovery = opened.recovery
         do {
             // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
             // the durability setting afterwards, on the writer connection.
@@ -158,25 +161,6 @@ package final class Storage: Sendable {
         } catch {
             throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
         }
-    }
-
-    /// The journal's segments after `revision`, the database's last: those the database holds
-    /// already are left out, and the rest must follow it.
-    ///
-    /// - Throws: ``StorageError`` when they do not follow it: the journal is another database's.
-    private static func segments(
-        of recovered: [SegmentJournal.Segment], after revision: UInt64, in journal: String
-    ) throws(StorageError) -> [SegmentJournal.Segment] {
-        let newer = recovered.drop { $0.last <= revision }
-        if let first = newer.first, first.first != revision + 1 {
-            throw StorageError(
-                path: journal,
-                message: """
-                    holds revisions \(first.first)–\(newer.last!.last), which do not follow the database's last revision, \(revision): \
-                    it belongs to another copy of the database (move it away to start from the database alone)
-                    """)
-        }
-        return Array(newer)
     }
 
     /// Reads every entry and the revisions; called once at start-up, before any commit.
@@ -231,6 +215,7 @@ package final class Storage: Sendable {
             throw StorageError(path: path, message: "revision \(first) does not follow the change log's last, \(logged)")
         }
         guard journal.isOpen else { throw closedError }
+        try replacePendingJournal()
         if !writers.isEmpty {
             // Before the revisions that name them: a row of a session whose revisions a crash
             // lost only takes a little room.
@@ -243,7 +228,8 @@ package final class Storage: Sendable {
             }
         }
         let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
-        try journal.append(first: segment.first, last: segment.last, body: segment.body)
+        let syncedLate = try journal.append(first: segment.first, last: segment.last, body: segment.body)
+        if syncedLate { lateSyncs.add(1, ordering: .relaxed) }
         journaled.withLock { $0.append(segment) }
         lastLogged.withLock { $0 = last }
         unmaterialized.withLock { pending in
@@ -283,12 +269,19 @@ package final class Storage: Sendable {
     /// - Returns: Whether it wrote what `changedEntries` gave.
     @discardableResult
     func materialize(changedEntries: (() -> ChangedEntries)? = nil) throws -> Bool {
+        try replacePendingJournal()
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
         let writesEntries = pending.since != nil && changedEntries != nil
         guard writesEntries || !segments.isEmpty else { return false }
+        // The database names the journal that replaces this one in the transaction that moves
+        // this one's segments: whichever of the two a crash leaves, start-up recognises it.
+        let next = segments.last.map { link.withLock { $0 }.succeeded(after: $0.last) }
         do {
-            try write(writesEntries ? (changedEntries!(), pending.lastRevision) : nil, segments)
+            try withWriter { db in
+                try Self.move(
+                    segments, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
+            }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
             unmaterialized.withLock {
@@ -299,31 +292,39 @@ package final class Storage: Sendable {
         }
         if writesEntries { unmaterialized.withLock { $0 = Unmaterialized() } }
         journaled.withLock { $0.removeFirst(segments.count) }
-        // Should emptying fail, the records stay and the next start skips them: the database
-        // holds them now.
-        try? journal.reset()
+        if let next {
+            link.withLock { $0 = next }
+            pendingJournal.withLock { $0 = next.header(syncsEachAppend: durability == .full) }
+            // Should it fail, the next commit tries again before it appends, and is refused
+            // until it succeeds: an append to the old journal would be read as stale.
+            try replacePendingJournal()
+        }
         return writesEntries
     }
 
-    private func write(_ entries: (changed: ChangedEntries, through: UInt64)?, _ segments: [SegmentJournal.Segment]) throws {
-        // Synced even with `--durability normal`: the journal is emptied next, and the database
+    /// Moves `segments` into the `changes` table, writes `entries` to the `entries` table and
+    /// `link` to `meta`, in one transaction on `db` (the writer's).
+    static func move(
+        _ segments: [SegmentJournal.Segment], entries: (changed: ChangedEntries, through: UInt64)?, link: JournalLink?, _ db: Database,
+        _ durability: Durability
+    ) throws {
+        // Synced even with `--durability normal`: the journal is replaced next, and the database
         // must not lose, in a power cut, what the journal no longer holds.
-        try withWriter { db in
-            if durability != .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
-            defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
-            try Self.inTransaction(db) { db in
-                try Self.insertRows(of: segments, db)
-                if let last = segments.last?.last {
-                    try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
-                }
-                if let entries { try Self.write(entries.changed, through: entries.through, db) }
+        if durability != .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
+        defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
+        try inTransaction(db) { db in
+            try insertRows(of: segments, db)
+            if let last = segments.last?.last {
+                try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
             }
+            if let entries { try write(entries.changed, through: entries.through, db) }
+            try link?.write(db)
         }
     }
 
     /// Writes `changed` to the `entries` table, which then reflects every revision up to
     /// `revision`, bound through the C API from the stored entries' own bytes.
-    private static func write(_ changed: ChangedEntries, through revision: UInt64, _ db: Database) throws {
+    static func write(_ changed: ChangedEntries, through revision: UInt64, _ db: Database) throws {
         let delete = try db.cachedStatement(sql: "DELETE FROM entries WHERE key = ?")
         for key in changed.deletedKeys {
             try delete.execute(arguments: [key])
@@ -548,7 +549,7 @@ package final class Storage: Sendable {
     }
 
     /// `body`'s result, committed in one transaction (rolled back if it throws).
-    private static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+    static func inTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
         var result: T?
         try db.inTransaction {
             result = try body(db)
@@ -594,13 +595,14 @@ package final class Storage: Sendable {
     }
 
     /// The error of a failed call to the C API, with SQLite's message.
-    private static func error(_ code: Int32, _ db: Database) -> DatabaseError {
+    static func error(_ code: Int32, _ db: Database) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
     }
 
     static func meta(_ name: String, _ db: Database) throws -> UInt64 {
         let value = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE name = ?", arguments: [name]) ?? 0
-        return UInt64(value)
+        // Salts and ids are stored by their bit pattern.
+        return UInt64(bitPattern: value)
     }
 
     static func describe(_ error: any Error) -> String {

@@ -13,7 +13,8 @@ import GRDB
 /// - `sessions`: the connections that wrote, one row each (client name and the kernel's pid, uid,
 ///   gid), written with a session's first revision; each `changes` row names its session.
 /// - `meta`: named integers: `revision` (the last revision materialised; the log may hold later
-///   ones), `compacted_revision`, `entries_revision`.
+///   ones), `compacted_revision`, `entries_revision`, and the link to the segment journal
+///   (`database_id`, `journal_salt`, `journal_previous_salt`, `journal_base`; see ``JournalLink``).
 package enum StorageMigrations {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -64,6 +65,16 @@ package enum StorageMigrations {
             // A row holds the revisions of one commit group, `first_revision` through `revision`
             // (see LogSegment); NULL in the rows from before, which hold one revision each.
             try db.execute(sql: "ALTER TABLE changes ADD COLUMN first_revision INTEGER")
+        }
+        migrator.registerMigration("v6: the database and its journal name each other") { db in
+            // See JournalLink: the id is this database's for good; the journal's salt and base
+            // are written with each move. 0: no journal linked yet.
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (name, value) VALUES
+                        ('database_id', (SELECT abs(random()) + 1)), ('journal_salt', 0), ('journal_previous_salt', 0), ('journal_base', 0)
+                    """
+            )
         }
         return migrator
     }

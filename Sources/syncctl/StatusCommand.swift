@@ -31,6 +31,15 @@ struct StatusCommand: AsyncParsableCommand {
                     .bool("caughtUp", status.revision >= status.backendRevision && staleSince == nil)
                 if let staleSince { object = object.number("staleSince", staleSince.timeIntervalSince1970) }
             }
+            if let durability = status.durability {
+                object =
+                    object
+                    .string("durability", durability.mode)
+                    .number("syncIntervalSeconds", durability.syncIntervalSeconds)
+                    .number("unsyncedSeconds", durability.unsyncedSeconds)
+                    .number("unsyncedBytes", durability.unsyncedBytes)
+                    .number("longestUnsyncedSeconds", durability.longestUnsyncedSeconds)
+            }
             print(
                 object
                     .number("revision", status.revision)
@@ -65,10 +74,21 @@ struct StatusCommand: AsyncParsableCommand {
                 let path = status.databasePath.isEmpty ? "(its path is shown to administrators)" : status.databasePath
                 backend = "database:           \(path) (\(status.databaseBytes) bytes)"
             }
+            let durability = status.durability.map { durability in
+                let unsynced =
+                    durability.unsyncedBytes == 0
+                    ? "everything acknowledged is on disk"
+                    : "\(durability.unsyncedBytes) bytes unsynced for \(Self.seconds(durability.unsyncedSeconds))"
+                let promise =
+                    durability.mode == "full"
+                    ? "full (each write on disk before it is acknowledged)"
+                    : "normal (a power cut loses at most the last \(Self.seconds(durability.syncIntervalSeconds)))"
+                return "\ndurability:         \(promise); \(unsynced); longest unsynced \(Self.seconds(durability.longestUnsyncedSeconds))"
+            }
             print(
                 """
                 socket:             \(client.socketPath)
-                \(backend)
+                \(backend)\(durability ?? "")
                 revision:           \(status.revision)
                 compacted revision: \(status.compactedRevision)
                 keys:               \(status.keys)
@@ -79,5 +99,10 @@ struct StatusCommand: AsyncParsableCommand {
                 """
             )
         }
+    }
+
+    /// Seconds for a person: `0.25 s`.
+    private static func seconds(_ value: Double) -> String {
+        "\((value * 1000).rounded() / 1000) s"
     }
 }

@@ -5,12 +5,33 @@ import Testing
 @testable import SyncEngine
 @testable import SyncSQLite
 
-/// The change log's journal (``SegmentJournal``): what was appended is read back whole; a record
-/// cut short, damaged, or left from before the journal was emptied ends it and is cut off; a
-/// file that is not a journal, or a journal of another database, stops the start with its name.
+/// The change log's journal (``SegmentJournal``) and what start-up does with it
+/// (``JournalRecovery``): what was appended is read back whole; only a torn end is cut, and what
+/// is cut is kept; damage before the end, a missing, foreign or older journal, or a database
+/// that went back behind its journal stop the start with the file, the offset and the revisions.
 @Suite struct SegmentJournalTests {
     private func segment(_ first: UInt64, _ last: UInt64, bytes: Int = 40) -> SegmentJournal.Segment {
         SegmentJournal.Segment(first: first, last: last, body: Data((0..<bytes).map { UInt8(truncatingIfNeeded: Int(first) &* 31 &+ $0) }))
+    }
+
+    private static let thisBoot: UInt128 = 0x1234
+    private static let earlierBoot: UInt128 = 0x5678
+
+    private func header(base: UInt64 = 0, boot: UInt128 = thisBoot, syncsEachAppend: Bool = false) -> JournalHeader {
+        JournalHeader(salt: 0xABCD, databaseID: 7, baseRevision: base, bootID: boot, syncsEachAppend: syncsEachAppend)
+    }
+
+    private var link: JournalLink { JournalLink(databaseID: 7, salt: 0xABCD, previousSalt: 0x99, baseRevision: 0) }
+
+    private func plan(_ path: String, link: JournalLink? = nil, databaseRevision: UInt64 = 0) throws -> JournalRecovery.Plan {
+        JournalRecovery.plan(
+            for: try SegmentJournal.read(path: path), journal: path, database: "db", link: link ?? self.link,
+            databaseRevision: databaseRevision, bootID: Self.thisBoot)
+    }
+
+    private func scan(_ path: String) throws -> JournalScan {
+        guard case .journal(let scan) = try SegmentJournal.read(path: path) else { throw TestFailure("\(path) is not a journal") }
+        return scan
     }
 
     private func append(_ segments: [SegmentJournal.Segment], to journal: SegmentJournal) throws {
@@ -52,23 +73,22 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("journal")
         let written = [segment(1, 1), segment(2, 5, bytes: 3000), segment(6, 6, bytes: 0)]
-        do {
-            let (journal, recovered) = try SegmentJournal.open(path: path, syncsEachAppend: true)
-            #expect(recovered.segments.isEmpty && recovered.cutTail == nil)
-            try append(written, to: journal)
-            #expect(journal.size == UInt64(size(path)))
-        }
-        let (_, recovered) = try SegmentJournal.open(path: path, syncsEachAppend: false)
-        #expect(recovered.segments == written)
-        #expect(recovered.cutTail == nil)
+        let journal = try SegmentJournal.create(path: path, header: header(), syncInterval: nil)
+        try append(written, to: journal)
+        #expect(journal.size == UInt64(size(path)))
+        let read = try scan(path)
+        #expect(read.header == header())
+        #expect(read.segments == written)
+        #expect(read.damage == nil)
+        guard case .use = try plan(path) else { throw TestFailure("a whole journal is not used as it is") }
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
-    @Test func aRecordCutShortOrDamagedEndsTheJournalAndIsCutOff() throws {
+    @Test func aTornEndIsCutAndKeptBesideTheJournal() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("journal")
-        let (journal, _) = try SegmentJournal.open(path: path, syncsEachAppend: false)
+        let journal = try SegmentJournal.create(path: path, header: header(), syncInterval: nil)
         try append([segment(1, 1), segment(2, 3)], to: journal)
         let whole = size(path)
         try append([segment(4, 4, bytes: 500)], to: journal)
@@ -80,33 +100,76 @@ import Testing
         damaged[complete.count - 200] ^= 0x01
         for contents in [complete.prefix(whole + 10), complete.prefix(complete.count - 1), damaged] {
             try contents.write(to: URL(fileURLWithPath: path))
-            let (reopened, recovered) = try SegmentJournal.open(path: path, syncsEachAppend: false)
-            #expect(recovered.segments.map(\.last) == [1, 3])
-            #expect(recovered.cutTail?.offset == UInt64(whole))
-            #expect(recovered.cutTail?.bytes == UInt64(contents.count - whole))
+            guard case .cutTornEnd(let found, let damage) = try plan(path) else { throw TestFailure("a torn end is not cut") }
+            #expect(found.segments.map(\.last) == [1, 3])
+            #expect(damage.offset == whole && damage.bytes == contents.count - whole)
+            let kept = try SegmentJournal.cut(path: path, at: damage.offset)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == contents.dropFirst(whole))
             #expect(size(path) == whole)
             // Appends go on after the last whole record.
+            let reopened = try SegmentJournal.open(path: path, scan: try scan(path), syncInterval: nil)
             try append([segment(4, 4)], to: reopened)
             reopened.close()
-            #expect(try SegmentJournal.open(path: path, syncsEachAppend: false).1.segments.map(\.last) == [1, 3, 4])
+            #expect(try scan(path).segments.map(\.last) == [1, 3, 4])
+            try FileManager.default.removeItem(atPath: kept)
         }
     }
 
-    @Test func recordsFromBeforeTheJournalWasEmptiedAreNotRead() throws {
+    @Test(arguments: [false, true])
+    func damageBeforeTheEndStopsTheStartNamingTheOffsetAndTheRevisions(zeroed: Bool) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("journal")
-        let (journal, _) = try SegmentJournal.open(path: path, syncsEachAppend: false)
-        try append([segment(1, 1), segment(2, 2), segment(3, 3)], to: journal)
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        try journal.reset()
-        try append([segment(4, 4)], to: journal)
+        let journal = try SegmentJournal.create(path: path, header: header(), syncInterval: nil)
+        try append([segment(1, 1), segment(2, 3)], to: journal)
+        let damagedAt = size(path)
+        try append([segment(4, 4, bytes: 600), segment(5, 9), segment(10, 10)], to: journal)
         journal.close()
-        // As a file system could leave it: the new record, then the old ones' bytes after it.
-        let after = try Data(contentsOf: URL(fileURLWithPath: path))
-        try (after + before.dropFirst(after.count)).write(to: URL(fileURLWithPath: path))
-        let (_, recovered) = try SegmentJournal.open(path: path, syncsEachAppend: false)
-        #expect(recovered.segments.map(\.last) == [4])
-        #expect(recovered.cutTail?.offset == UInt64(after.count))
+        var contents = try Data(contentsOf: URL(fileURLWithPath: path))
+        if zeroed {
+            contents.replaceSubrange(damagedAt + 30..<damagedAt + 542, with: Data(count: 512))
+        } else {
+            contents[damagedAt + 300] ^= 0x40
+        }
+        try contents.write(to: URL(fileURLWithPath: path))
+        // Written in this boot: no power cut can explain it, zeroed or not.
+        guard case .refuse(let problem) = try plan(path) else { throw TestFailure("damage before the end was not refused") }
+        #expect(problem.message.contains(path))
+        #expect(problem.message.contains("offset \(damagedAt)"))
+        #expect(problem.message.contains("revision 4 "))
+        #expect(problem.message.contains("revisions 5–10"))
+        #expect(problem.message.contains("syncd recover --database db"))
+        #expect(problem.remedy == .cut(at: damagedAt))
+        // Nothing was changed by looking.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == contents)
+    }
+
+    @Test func aHoleAPowerCutLeftIsCutOnlyInAJournalOfAnEarlierBootThatWasNotSyncedEachAppend() throws {
+        let directory = try TemporaryDirectory()
+        for (boot, syncsEachAppend, isCut) in [
+            (Self.earlierBoot, false, true), (Self.thisBoot, false, false), (Self.earlierBoot, true, false),
+        ] {
+            let path = directory.file("journal-\(boot)-\(syncsEachAppend)")
+            let journal = try SegmentJournal.create(
+                path: path, header: header(boot: boot, syncsEachAppend: syncsEachAppend), syncInterval: nil)
+            try append([segment(1, 1)], to: journal)
+            let holeAt = size(path)
+            try append([segment(2, 2, bytes: 5000), segment(3, 4)], to: journal)
+            journal.close()
+            var contents = try Data(contentsOf: URL(fileURLWithPath: path))
+            // A page of the second record never reached the disk; the third did.
+            contents.replaceSubrange(holeAt..<holeAt + 4096, with: Data(count: 4096))
+            try contents.write(to: URL(fileURLWithPath: path))
+            switch try plan(path) {
+            case .cutAfterPowerCut(let found, let damage):
+                #expect(isCut)
+                #expect(found.segments.map(\.last) == [1])
+                #expect(damage.offset == holeAt && damage.followingRevisions == 3...4)
+            case .refuse(let problem):
+                #expect(!isCut, "\(problem)")
+            default:
+                Issue.record("neither cut nor refused")
+            }
+        }
     }
 
     @Test func aFileThatIsNotAJournalIsRefusedWithoutChangingIt() throws {
@@ -114,12 +177,28 @@ import Testing
         let path = directory.file("journal")
         let contents = Data(repeating: 0x41, count: 100)
         try contents.write(to: URL(fileURLWithPath: path))
-        #expect {
-            _ = try SegmentJournal.open(path: path, syncsEachAppend: false)
-        } throws: { error in
-            "\(error)".contains(path) && "\(error)".contains("not a syncd segment journal")
-        }
+        guard case .refuse(let problem) = try plan(path) else { throw TestFailure("not refused") }
+        #expect(problem.message.contains(path) && problem.message.contains("not a syncd segment journal"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == contents)
+    }
+
+    @Test func appendsLeftUnsyncedLongerThanTheIntervalAreSyncedByTheNextAppend() throws {
+        let directory = try TemporaryDirectory()
+        let journal = try SegmentJournal.create(path: directory.file("journal"), header: header(), syncInterval: .milliseconds(50))
+        #expect(journal.unsynced == nil)
+        #expect(try !journal.append(first: 1, last: 1, body: Data("a".utf8)))
+        let first = try #require(journal.unsynced)
+        #expect(first.bytes == 25)
+        #expect(try !journal.append(first: 2, last: 2, body: Data("b".utf8)))
+        #expect(journal.unsynced?.since == first.since && journal.unsynced?.bytes == 50)
+        try journal.sync()
+        #expect(journal.unsynced == nil)
+        #expect(try !journal.append(first: 3, last: 3, body: Data("c".utf8)))
+        Thread.sleep(forTimeInterval: 0.06)
+        // The oldest unsynced append is older than the interval: this one syncs before it returns.
+        #expect(try journal.append(first: 4, last: 4, body: Data("d".utf8)))
+        #expect(journal.unsynced == nil)
+        #expect(journal.longestUnsyncedAge >= .milliseconds(50))
     }
 
     // MARK: The journal under the storage
@@ -130,12 +209,23 @@ import Testing
             changes: [.put(Entry(key: key, value: Data("\(revision)".utf8), version: 1, createRevision: revision, modRevision: revision))])
     }
 
-    @Test func recordsTheDatabaseHoldsAlreadyAreSkippedAndTheJournalEmptied() throws {
+    private func expectRefusal(_ path: String, _ fragments: String...) {
+        #expect {
+            _ = try Storage(path: path, durability: .normal)
+        } throws: { error in
+            let text = "\(error)"
+            let missing = fragments.filter { !text.contains($0) }
+            if !missing.isEmpty { Issue.record("\(text) does not say \(missing)") }
+            return missing.isEmpty
+        }
+    }
+
+    @Test func aJournalWhoseRecordsTheDatabaseHoldsIsReplaced() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
         try storage.commit([put(1, "a"), put(2, "b")])
-        // As if syncd died between moving the journal into the database and emptying it.
+        // As if syncd died between moving the journal into the database and replacing it.
         let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
         try storage.materialize()
         try journal.write(to: URL(fileURLWithPath: path + "-segments"))
@@ -144,43 +234,104 @@ import Testing
         let loaded = try restarted.load()
         #expect(loaded.revision == 2)
         #expect(loaded.plainEntries.keys.sorted() == ["a", "b"])
-        #expect(size(path + "-segments") == SegmentJournal.fileHeaderSize)
+        #expect(size(path + "-segments") == JournalHeader.size)
         try restarted.commit([put(3, "c")])
         #expect(try Storage(path: path, durability: .normal).load().revision == 3)
     }
 
-    @Test func aJournalThatDoesNotFollowTheDatabaseStopsTheStart() throws {
+    @Test func aMissingJournalStopsTheStartAndRecoverStartsANewOneOnlyWhenAsked() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
         try storage.commit([put(1, "a")])
         try storage.materialize()
         try storage.commit([put(2, "b")])
-        try storage.commit([put(3, "c")])
-        let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
-        try storage.close()
-        // The database as a backup of revision 1 left it, with a journal of revisions 2–3, then
-        // one of them lost: revision 3 does not follow revision 1.
-        let (_, recovered) = try SegmentJournal.open(path: path + "-segments", syncsEachAppend: false)
-        #expect(recovered.segments.isEmpty)
-        let other = try Storage(path: directory.file("other.sqlite"), durability: .normal)
-        try other.commit([put(1, "a")])
-        try other.materialize()
-        try other.close()
-        try FileManager.default.removeItem(atPath: directory.file("other.sqlite-segments"))
-        let (rebuilt, _) = try SegmentJournal.open(path: directory.file("other.sqlite-segments"), syncsEachAppend: false)
-        let records = journal.withUnsafeBytes { bytes in
-            let salt = bytes.loadUnaligned(fromByteOffset: SegmentJournal.magic.count, as: UInt64.self).littleEndian
-            return SegmentJournal.records(in: bytes, salt: salt).0
-        }
-        #expect(records.map(\.last) == [2, 3])
-        try rebuilt.append(first: records[1].first, last: records[1].last, body: records[1].body)
-        rebuilt.close()
-        #expect {
-            _ = try Storage(path: directory.file("other.sqlite"), durability: .normal)
-        } throws: { error in
-            "\(error)".contains("other.sqlite-segments") && "\(error)".contains("revisions 3–3")
-                && "\(error)".contains("last revision, 1")
-        }
+        storage.journal.close()
+        try FileManager.default.removeItem(atPath: path + "-segments")
+        expectRefusal(path, "segment journal \(path)-segments is missing", "after revision 1", "syncd recover --database \(path)")
+
+        let repair = try JournalRepair(databasePath: path)
+        #expect(repair.isNeeded)
+        #expect(repair.report.contains("dropping it loses: the writes acknowledged after revision 1"))
+        _ = try repair.drop()
+        #expect(!(try JournalRepair(databasePath: path).isNeeded))
+        #expect(try Storage(path: path, durability: .normal).load().revision == 1)
     }
+
+    @Test func aJournalOfAnotherDatabaseStopsTheStart() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let other = directory.file("other.sqlite")
+        for file in [path, other] {
+            let storage = try Storage(path: file, durability: .normal)
+            try storage.commit([put(1, "a")])
+            try storage.close()
+        }
+        try FileManager.default.removeItem(atPath: path + "-segments")
+        try FileManager.default.copyItem(atPath: other + "-segments", toPath: path + "-segments")
+        expectRefusal(path, "belongs to another database")
+    }
+
+    @Test func aDatabaseThatWentBackBehindItsJournalStopsTheStart() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit([put(1, "a")])
+        try storage.close()
+        // An older copy of the database: as its lost -wal, or a copy put back, would leave it.
+        try FileManager.default.copyItem(atPath: path, toPath: directory.file("older.sqlite"))
+        let reopened = try Storage(path: path, durability: .normal)
+        try reopened.commit([put(2, "b")])
+        try reopened.commit([put(3, "c")])
+        try reopened.materialize()
+        try reopened.commit([put(4, "d")])
+        reopened.journal.close()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.copyItem(atPath: directory.file("older.sqlite"), toPath: path)
+        expectRefusal(path, "ends at revision 1", "continues from revision 3", "\(path)-wal")
+        #expect(try JournalRepair(databasePath: path).report.contains("dropping it loses: revisions 2–4"))
+    }
+
+    @Test func anOlderCopyOfTheJournalStopsTheStart() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit([put(1, "a")])
+        let older = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
+        try storage.materialize()
+        try storage.commit([put(2, "b")])
+        try storage.materialize()
+        try storage.commit([put(3, "c")])
+        storage.journal.close()
+        try older.write(to: URL(fileURLWithPath: path + "-segments"))
+        expectRefusal(path, "is not the one the database names", "older copy")
+    }
+
+    @Test func recoverCutsDamageBeforeTheEndOnlyWhenAskedAndSaysWhatIsDropped() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit([put(1, "a")])
+        try storage.commit([put(2, "b")])
+        try storage.commit([put(3, "c")])
+        storage.journal.close()
+        var contents = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
+        let second = JournalHeader.size + (contents.count - JournalHeader.size) / 3
+        contents[second + 26] ^= 0xFF
+        try contents.write(to: URL(fileURLWithPath: path + "-segments"))
+        expectRefusal(path, "damaged at offset \(second)", "revisions 3–3")
+
+        let repair = try JournalRepair(databasePath: path)
+        #expect(repair.report.contains("revision 3: put c"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-segments")) == contents)
+        #expect(try repair.drop().contains("cut \(path)-segments at offset \(second)"))
+        let loaded = try Storage(path: path, durability: .normal).load()
+        #expect(loaded.revision == 1 && loaded.plainEntries.keys.sorted() == ["a"])
+    }
+}
+
+/// A check that could not go on, with what was found instead.
+private struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

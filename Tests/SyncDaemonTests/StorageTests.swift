@@ -312,7 +312,12 @@ import Testing
         #expect(try table(path).logRows == 0)
         #expect(storage.journaled.withLock { $0.map(\.last) } == [4, 5])
         #expect(try await storage.history(of: "k4", limit: nil).isEmpty)
-        let restarted = try Storage(path: path, durability: .normal).load()
+        // A restart, on a copy of the files: two storages never share one database.
+        let copy = directory.file("copy.sqlite")
+        for suffix in ["", "-wal", "-segments"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        let restarted = try Storage(path: copy, durability: .normal).load()
         #expect(restarted.revision == 5)
         #expect(restarted.plainEntries.keys.sorted() == ["k1", "k2", "k3", "k4", "k5"])
 

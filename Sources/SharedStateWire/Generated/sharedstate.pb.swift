@@ -1208,43 +1208,110 @@ public nonisolated struct Sharedstate_V1_StatusRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Sharedstate_V1_StatusResponse: Sendable {
+public nonisolated struct Sharedstate_V1_StatusResponse: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var revision: UInt64 = 0
+  public var revision: UInt64 {
+    get {_storage._revision}
+    set {_uniqueStorage()._revision = newValue}
+  }
 
-  public var keys: UInt64 = 0
+  public var keys: UInt64 {
+    get {_storage._keys}
+    set {_uniqueStorage()._keys = newValue}
+  }
 
-  public var clients: UInt64 = 0
+  public var clients: UInt64 {
+    get {_storage._clients}
+    set {_uniqueStorage()._clients = newValue}
+  }
 
-  public var watches: UInt64 = 0
+  public var watches: UInt64 {
+    get {_storage._watches}
+    set {_uniqueStorage()._watches = newValue}
+  }
 
-  public var compactedRevision: UInt64 = 0
+  public var compactedRevision: UInt64 {
+    get {_storage._compactedRevision}
+    set {_uniqueStorage()._compactedRevision = newValue}
+  }
 
-  public var databaseBytes: UInt64 = 0
+  public var databaseBytes: UInt64 {
+    get {_storage._databaseBytes}
+    set {_uniqueStorage()._databaseBytes = newValue}
+  }
 
-  public var uptimeSeconds: Double = 0
+  public var uptimeSeconds: Double {
+    get {_storage._uptimeSeconds}
+    set {_uniqueStorage()._uptimeSeconds = newValue}
+  }
 
-  public var serverVersion: String = String()
+  public var serverVersion: String {
+    get {_storage._serverVersion}
+    set {_uniqueStorage()._serverVersion = newValue}
+  }
 
-  public var databasePath: String = String()
+  public var databasePath: String {
+    get {_storage._databasePath}
+    set {_uniqueStorage()._databasePath = newValue}
+  }
 
   /// Where the state is kept: "sqlite" or "etcd". database_path then names the database file, or
   /// the etcd endpoint in use.
-  public var backend: String = String()
+  public var backend: String {
+    get {_storage._backend}
+    set {_uniqueStorage()._backend = newValue}
+  }
 
   /// With etcd: the newest revision etcd reported to this syncd (revision is the one it applied).
-  public var backendRevision: UInt64 = 0
+  public var backendRevision: UInt64 {
+    get {_storage._backendRevision}
+    set {_uniqueStorage()._backendRevision = newValue}
+  }
 
   /// With etcd: since when (seconds since 1970) syncd has been unable to hear from etcd, serving
   /// the last state it applied; 0 while it hears from it.
-  public var staleSince: Double = 0
+  public var staleSince: Double {
+    get {_storage._staleSince}
+    set {_uniqueStorage()._staleSince = newValue}
+  }
+
+  /// With sqlite: what an acknowledged write survives ("normal" or "full"), and how far the
+  /// journal is behind the disk. With "normal", a power cut can lose the writes acknowledged in the
+  /// last sync_interval_seconds; unsynced_seconds is how long the oldest unsynced one has waited
+  /// (0: none waits), longest_unsynced_seconds the most any waited since syncd started.
+  public var durability: String {
+    get {_storage._durability}
+    set {_uniqueStorage()._durability = newValue}
+  }
+
+  public var syncIntervalSeconds: Double {
+    get {_storage._syncIntervalSeconds}
+    set {_uniqueStorage()._syncIntervalSeconds = newValue}
+  }
+
+  public var unsyncedSeconds: Double {
+    get {_storage._unsyncedSeconds}
+    set {_uniqueStorage()._unsyncedSeconds = newValue}
+  }
+
+  public var unsyncedBytes: UInt64 {
+    get {_storage._unsyncedBytes}
+    set {_uniqueStorage()._unsyncedBytes = newValue}
+  }
+
+  public var longestUnsyncedSeconds: Double {
+    get {_storage._longestUnsyncedSeconds}
+    set {_uniqueStorage()._longestUnsyncedSeconds = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// Removes every change up to and including `revision` from the change log. Watches can no longer
@@ -3501,84 +3568,177 @@ nonisolated extension Sharedstate_V1_StatusRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0\u{1}backend\0\u{3}backend_revision\0\u{3}stale_since\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0\u{1}backend\0\u{3}backend_revision\0\u{3}stale_since\0\u{1}durability\0\u{3}sync_interval_seconds\0\u{3}unsynced_seconds\0\u{3}unsynced_bytes\0\u{3}longest_unsynced_seconds\0")
+
+  fileprivate class _StorageClass {
+    var _revision: UInt64 = 0
+    var _keys: UInt64 = 0
+    var _clients: UInt64 = 0
+    var _watches: UInt64 = 0
+    var _compactedRevision: UInt64 = 0
+    var _databaseBytes: UInt64 = 0
+    var _uptimeSeconds: Double = 0
+    var _serverVersion: String = String()
+    var _databasePath: String = String()
+    var _backend: String = String()
+    var _backendRevision: UInt64 = 0
+    var _staleSince: Double = 0
+    var _durability: String = String()
+    var _syncIntervalSeconds: Double = 0
+    var _unsyncedSeconds: Double = 0
+    var _unsyncedBytes: UInt64 = 0
+    var _longestUnsyncedSeconds: Double = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _revision = source._revision
+      _keys = source._keys
+      _clients = source._clients
+      _watches = source._watches
+      _compactedRevision = source._compactedRevision
+      _databaseBytes = source._databaseBytes
+      _uptimeSeconds = source._uptimeSeconds
+      _serverVersion = source._serverVersion
+      _databasePath = source._databasePath
+      _backend = source._backend
+      _backendRevision = source._backendRevision
+      _staleSince = source._staleSince
+      _durability = source._durability
+      _syncIntervalSeconds = source._syncIntervalSeconds
+      _unsyncedSeconds = source._unsyncedSeconds
+      _unsyncedBytes = source._unsyncedBytes
+      _longestUnsyncedSeconds = source._longestUnsyncedSeconds
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
-      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.keys) }()
-      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.clients) }()
-      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.watches) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.compactedRevision) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.databaseBytes) }()
-      case 7: try { try decoder.decodeSingularDoubleField(value: &self.uptimeSeconds) }()
-      case 8: try { try decoder.decodeSingularStringField(value: &self.serverVersion) }()
-      case 9: try { try decoder.decodeSingularStringField(value: &self.databasePath) }()
-      case 10: try { try decoder.decodeSingularStringField(value: &self.backend) }()
-      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.backendRevision) }()
-      case 12: try { try decoder.decodeSingularDoubleField(value: &self.staleSince) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._revision) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._keys) }()
+        case 3: try { try decoder.decodeSingularUInt64Field(value: &_storage._clients) }()
+        case 4: try { try decoder.decodeSingularUInt64Field(value: &_storage._watches) }()
+        case 5: try { try decoder.decodeSingularUInt64Field(value: &_storage._compactedRevision) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._databaseBytes) }()
+        case 7: try { try decoder.decodeSingularDoubleField(value: &_storage._uptimeSeconds) }()
+        case 8: try { try decoder.decodeSingularStringField(value: &_storage._serverVersion) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._databasePath) }()
+        case 10: try { try decoder.decodeSingularStringField(value: &_storage._backend) }()
+        case 11: try { try decoder.decodeSingularUInt64Field(value: &_storage._backendRevision) }()
+        case 12: try { try decoder.decodeSingularDoubleField(value: &_storage._staleSince) }()
+        case 13: try { try decoder.decodeSingularStringField(value: &_storage._durability) }()
+        case 14: try { try decoder.decodeSingularDoubleField(value: &_storage._syncIntervalSeconds) }()
+        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._unsyncedSeconds) }()
+        case 16: try { try decoder.decodeSingularUInt64Field(value: &_storage._unsyncedBytes) }()
+        case 17: try { try decoder.decodeSingularDoubleField(value: &_storage._longestUnsyncedSeconds) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.revision != 0 {
-      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 1)
-    }
-    if self.keys != 0 {
-      try visitor.visitSingularUInt64Field(value: self.keys, fieldNumber: 2)
-    }
-    if self.clients != 0 {
-      try visitor.visitSingularUInt64Field(value: self.clients, fieldNumber: 3)
-    }
-    if self.watches != 0 {
-      try visitor.visitSingularUInt64Field(value: self.watches, fieldNumber: 4)
-    }
-    if self.compactedRevision != 0 {
-      try visitor.visitSingularUInt64Field(value: self.compactedRevision, fieldNumber: 5)
-    }
-    if self.databaseBytes != 0 {
-      try visitor.visitSingularUInt64Field(value: self.databaseBytes, fieldNumber: 6)
-    }
-    if self.uptimeSeconds.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.uptimeSeconds, fieldNumber: 7)
-    }
-    if !self.serverVersion.isEmpty {
-      try visitor.visitSingularStringField(value: self.serverVersion, fieldNumber: 8)
-    }
-    if !self.databasePath.isEmpty {
-      try visitor.visitSingularStringField(value: self.databasePath, fieldNumber: 9)
-    }
-    if !self.backend.isEmpty {
-      try visitor.visitSingularStringField(value: self.backend, fieldNumber: 10)
-    }
-    if self.backendRevision != 0 {
-      try visitor.visitSingularUInt64Field(value: self.backendRevision, fieldNumber: 11)
-    }
-    if self.staleSince.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.staleSince, fieldNumber: 12)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      if _storage._revision != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._revision, fieldNumber: 1)
+      }
+      if _storage._keys != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._keys, fieldNumber: 2)
+      }
+      if _storage._clients != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._clients, fieldNumber: 3)
+      }
+      if _storage._watches != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._watches, fieldNumber: 4)
+      }
+      if _storage._compactedRevision != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._compactedRevision, fieldNumber: 5)
+      }
+      if _storage._databaseBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._databaseBytes, fieldNumber: 6)
+      }
+      if _storage._uptimeSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._uptimeSeconds, fieldNumber: 7)
+      }
+      if !_storage._serverVersion.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._serverVersion, fieldNumber: 8)
+      }
+      if !_storage._databasePath.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._databasePath, fieldNumber: 9)
+      }
+      if !_storage._backend.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._backend, fieldNumber: 10)
+      }
+      if _storage._backendRevision != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._backendRevision, fieldNumber: 11)
+      }
+      if _storage._staleSince.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._staleSince, fieldNumber: 12)
+      }
+      if !_storage._durability.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._durability, fieldNumber: 13)
+      }
+      if _storage._syncIntervalSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._syncIntervalSeconds, fieldNumber: 14)
+      }
+      if _storage._unsyncedSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._unsyncedSeconds, fieldNumber: 15)
+      }
+      if _storage._unsyncedBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._unsyncedBytes, fieldNumber: 16)
+      }
+      if _storage._longestUnsyncedSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._longestUnsyncedSeconds, fieldNumber: 17)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_StatusResponse, rhs: Sharedstate_V1_StatusResponse) -> Bool {
-    if lhs.revision != rhs.revision {return false}
-    if lhs.keys != rhs.keys {return false}
-    if lhs.clients != rhs.clients {return false}
-    if lhs.watches != rhs.watches {return false}
-    if lhs.compactedRevision != rhs.compactedRevision {return false}
-    if lhs.databaseBytes != rhs.databaseBytes {return false}
-    if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
-    if lhs.serverVersion != rhs.serverVersion {return false}
-    if lhs.databasePath != rhs.databasePath {return false}
-    if lhs.backend != rhs.backend {return false}
-    if lhs.backendRevision != rhs.backendRevision {return false}
-    if lhs.staleSince != rhs.staleSince {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._revision != rhs_storage._revision {return false}
+        if _storage._keys != rhs_storage._keys {return false}
+        if _storage._clients != rhs_storage._clients {return false}
+        if _storage._watches != rhs_storage._watches {return false}
+        if _storage._compactedRevision != rhs_storage._compactedRevision {return false}
+        if _storage._databaseBytes != rhs_storage._databaseBytes {return false}
+        if _storage._uptimeSeconds != rhs_storage._uptimeSeconds {return false}
+        if _storage._serverVersion != rhs_storage._serverVersion {return false}
+        if _storage._databasePath != rhs_storage._databasePath {return false}
+        if _storage._backend != rhs_storage._backend {return false}
+        if _storage._backendRevision != rhs_storage._backendRevision {return false}
+        if _storage._staleSince != rhs_storage._staleSince {return false}
+        if _storage._durability != rhs_storage._durability {return false}
+        if _storage._syncIntervalSeconds != rhs_storage._syncIntervalSeconds {return false}
+        if _storage._unsyncedSeconds != rhs_storage._unsyncedSeconds {return false}
+        if _storage._unsyncedBytes != rhs_storage._unsyncedBytes {return false}
+        if _storage._longestUnsyncedSeconds != rhs_storage._longestUnsyncedSeconds {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -87,6 +87,24 @@ public struct ServerStatus: Sendable, Hashable {
     /// With etcd: since when syncd has been unable to reach etcd (reads then serve the last state
     /// it applied); nil while it can.
     public var staleSince: Date?
+    /// With sqlite: what an acknowledged write survives, and how far the journal is behind the
+    /// disk; nil with etcd.
+    public var durability: DurabilityStatus?
+}
+
+/// What a syncd on SQLite promises for an acknowledged write, and how it keeps the promise now.
+public struct DurabilityStatus: Sendable, Hashable {
+    /// `normal`: a crash of syncd loses nothing acknowledged; a power cut can lose the writes of
+    /// the last ``syncIntervalSeconds``. `full`: nothing acknowledged is ever lost.
+    public var mode: String
+    /// The longest an acknowledged write may wait unsynced (`normal`); 0 with `full`.
+    public var syncIntervalSeconds: Double
+    /// How long the oldest acknowledged write not yet synced has waited; 0 when none waits.
+    public var unsyncedSeconds: Double
+    /// The bytes of the journal not yet synced.
+    public var unsyncedBytes: UInt64
+    /// The longest any acknowledged write waited unsynced since syncd started.
+    public var longestUnsyncedSeconds: Double
 }
 
 /// One client connected to syncd.

@@ -347,7 +347,12 @@ public final class SharedStateClient: Sendable {
             databasePath: status.databasePath,
             backend: status.backend.isEmpty ? "sqlite" : status.backend,
             backendRevision: status.backendRevision,
-            staleSince: status.staleSince > 0 ? Date(timeIntervalSince1970: status.staleSince) : nil
+            staleSince: status.staleSince > 0 ? Date(timeIntervalSince1970: status.staleSince) : nil,
+            durability: status.durability.isEmpty
+                ? nil
+                : DurabilityStatus(
+                    mode: status.durability, syncIntervalSeconds: status.syncIntervalSeconds, unsyncedSeconds: status.unsyncedSeconds,
+                    unsyncedBytes: status.unsyncedBytes, longestUnsyncedSeconds: status.longestUnsyncedSeconds)
         )
     }
 

@@ -17,6 +17,9 @@ public struct DaemonConfiguration: Sendable {
     public var backend: BackendConfiguration = .sqlite
     /// How hard each commit works before it is acknowledged.
     public var durability: Durability = .normal
+    /// With `--durability normal`, the longest an acknowledged write may stay unsynced: what a
+    /// power cut can lose at most.
+    public var syncInterval: Duration = .seconds(1)
     /// The group (a name or a number) whose members may connect to a socket syncd creates; the
     /// socket is mode 0660. nil leaves syncd's own group.
     public var socketGroup: String?

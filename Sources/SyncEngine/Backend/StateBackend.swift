@@ -89,11 +89,42 @@ package struct BackendStatus: Sendable {
     /// Since when (seconds since 1970) the engine has not heard from its backend, when it cannot:
     /// reads are served from the last state it applied meanwhile.
     package var staleSince: Double?
+    /// What a local store's acknowledged writes survive, and how far its journal is behind the
+    /// disk; nil for a backend that keeps no journal of its own.
+    package var durability: Durability?
+
+    /// What the promise of a store's `--durability` mode is, and how it is kept right now.
+    package struct Durability: Sendable {
+        /// `normal` or `full`.
+        package var mode: String
+        /// The longest an acknowledged write may stay unsynced (`normal`); zero with `full`.
+        package var syncInterval: Duration
+        /// How long the oldest acknowledged write not yet synced has waited; zero when none waits.
+        package var unsyncedAge: Duration
+        /// The bytes of the journal not yet synced.
+        package var unsyncedBytes: UInt64
+        /// The longest any acknowledged write stayed unsynced since syncd started.
+        package var longestUnsyncedAge: Duration
+        /// The appends that synced the journal themselves because the writer's sync was late.
+        package var lateSyncs: Int
+
+        package init(
+            mode: String, syncInterval: Duration, unsyncedAge: Duration, unsyncedBytes: UInt64, longestUnsyncedAge: Duration, lateSyncs: Int
+        ) {
+            self.mode = mode
+            self.syncInterval = syncInterval
+            self.unsyncedAge = unsyncedAge
+            self.unsyncedBytes = unsyncedBytes
+            self.longestUnsyncedAge = longestUnsyncedAge
+            self.lateSyncs = lateSyncs
+        }
+    }
 
     package init(
         name: String, location: String, databaseBytes: UInt64 = 0, writeAheadLogBytes: UInt64 = 0, sourceRevision: UInt64 = 0,
-        staleSince: Double? = nil
+        staleSince: Double? = nil, durability: Durability? = nil
     ) {
+        self.durability = durability
         self.name = name
         self.location = location
         self.databaseBytes = databaseBytes

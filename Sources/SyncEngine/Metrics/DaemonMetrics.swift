@@ -32,6 +32,13 @@ package final class DaemonMetrics: Sendable {
     private let compactedRevision: Gauge
     private let databaseBytes: Gauge
     private let writeAheadLogBytes: Gauge
+    private let journalUnsyncedSeconds: Gauge
+    private let journalUnsyncedBytes: Gauge
+    private let journalLongestUnsyncedSeconds: Gauge
+    private let journalSyncIntervalSeconds: Gauge
+    private let journalLateSyncs: Counter
+    /// The late syncs the counter holds: the store counts them, the counter follows at each render.
+    private let journalLateSyncsCounted = Mutex(0)
 
     init() {
         let registry = self.registry
@@ -72,6 +79,19 @@ package final class DaemonMetrics: Sendable {
         compactedRevision = gauge("syncd_compacted_revision", "Revisions up to this one are compacted out of the change log.")
         databaseBytes = gauge("syncd_database_bytes", "Size of the database file.")
         writeAheadLogBytes = gauge("syncd_write_ahead_log_bytes", "Size of the database's write-ahead log.")
+        journalUnsyncedSeconds = gauge(
+            "syncd_journal_unsynced_seconds", "How long the oldest acknowledged write not yet synced to disk has waited (0: none waits).")
+        journalUnsyncedBytes = gauge("syncd_journal_unsynced_bytes", "Bytes of the journal not yet synced to disk.")
+        journalLongestUnsyncedSeconds = gauge(
+            "syncd_journal_longest_unsynced_seconds",
+            "The longest any acknowledged write stayed unsynced since syncd started; with --durability normal, kept under the sync interval."
+        )
+        journalSyncIntervalSeconds = gauge(
+            "syncd_journal_sync_interval_seconds",
+            "The longest an acknowledged write may stay unsynced (--sync-interval; 0 with --durability full).")
+        journalLateSyncs = counter(
+            "syncd_journal_late_syncs_total",
+            "Writes that waited for the disk because the journal had gone unsynced longer than the sync interval.")
     }
 
     /// From 50 µs, a commit of a few writes, to a second, a stall worth looking into.
@@ -110,11 +130,14 @@ package final class DaemonMetrics: Sendable {
         package var compactedRevision: UInt64
         package var databaseBytes: UInt64
         package var writeAheadLogBytes: UInt64
+        /// A local store's journal, when it has one.
+        package var durability: BackendStatus.Durability?
 
         package init(
             keys: Int, connections: Int, watches: Int, revision: UInt64, compactedRevision: UInt64, databaseBytes: UInt64,
-            writeAheadLogBytes: UInt64
+            writeAheadLogBytes: UInt64, durability: BackendStatus.Durability? = nil
         ) {
+            self.durability = durability
             self.keys = keys
             self.connections = connections
             self.watches = watches
@@ -134,6 +157,23 @@ package final class DaemonMetrics: Sendable {
         compactedRevision.set(Double(state.compactedRevision))
         databaseBytes.set(Double(state.databaseBytes))
         writeAheadLogBytes.set(Double(state.writeAheadLogBytes))
+        if let durability = state.durability {
+            journalUnsyncedSeconds.set(durability.unsyncedAge.seconds)
+            journalUnsyncedBytes.set(Double(durability.unsyncedBytes))
+            journalLongestUnsyncedSeconds.set(durability.longestUnsyncedAge.seconds)
+            journalSyncIntervalSeconds.set(durability.syncInterval.seconds)
+            journalLateSyncsCounted.withLock { counted in
+                if durability.lateSyncs > counted { journalLateSyncs.increment(by: Int64(durability.lateSyncs - counted)) }
+                counted = max(counted, durability.lateSyncs)
+            }
+        }
         return registry.emitToString()
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    package var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -14,7 +14,6 @@ package extension StateEngine {
     func enqueue(_ writes: some Collection<PendingWrite>, for store: any RevisionStore, mayCommitHere: Bool) -> Bool {
         // A commit that waits for the disk is the writer's to wait for, never an event loop's.
         if mayCommitHere, store.commitsOnSubmittingThread, queue.reserveIfIdle() {
-            let deadline = store.maintenanceDeadline
             let batch = Array(writes)
             let limit = configuration.maxWritesPerCommit
             if batch.count <= limit {
@@ -25,8 +24,9 @@ package extension StateEngine {
                     commitAndAnswer(Array(batch[start..<min(start + limit, batch.count)]), to: store)
                 }
             }
-            // The writer sleeps until the store's maintenance is due: tell it when that changed.
-            queue.finishCommit(wakeWriter: store.maintenanceDeadline != deadline)
+            // The writer waits until the store's maintenance is due: the queue wakes it when the
+            // commit made that sooner.
+            queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline)
             return true
         }
         return queue.enqueue(writes)
@@ -40,14 +40,21 @@ package extension StateEngine {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
-                    while let batch = queue.take(limit: configuration.maxWritesPerCommit, until: { store.maintenanceDeadline }) {
-                        let isIdle = batch.isEmpty
-                        if !isIdle {
+                    writing: while true {
+                        switch queue.next(limit: configuration.maxWritesPerCommit, maintenanceDeadline: { store.maintenanceDeadline }) {
+                        case .commit(let batch):
                             commitAndAnswer(batch, to: store)
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) } else { queue.recycle(batch) }
+                            // Still holding the turn: maintenance that came due meanwhile goes next.
+                            if store.maintenanceDeadline.map({ $0 <= .now }) == true { performMaintenance(of: store) }
+                        case .maintain:
+                            performMaintenance(of: store)
+                        case .wait:
+                            preconditionFailure("the queue waits itself")
+                        case .stop:
+                            break writing
                         }
-                        if isIdle || store.maintenanceDeadline.map({ $0 <= .now }) == true { performMaintenance(of: store) }
-                        queue.finishCommit()
+                        queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline)
                     }
                     performMaintenance(of: store)
                     finished.resume()

@@ -9,6 +9,7 @@ package enum MetricsText {
             .init(
                 keys: statistics.keys, connections: connections, watches: statistics.watches,
                 revision: statistics.revision, compactedRevision: statistics.compactedRevision,
-                databaseBytes: statistics.backend.databaseBytes, writeAheadLogBytes: statistics.backend.writeAheadLogBytes))
+                databaseBytes: statistics.backend.databaseBytes, writeAheadLogBytes: statistics.backend.writeAheadLogBytes,
+                durability: statistics.backend.durability))
     }
 }

@@ -49,6 +49,13 @@ extension Sharedstate_V1_StatusRequest: ClientRequest {
             $0.backend = statistics.backend.name
             $0.backendRevision = statistics.backend.sourceRevision
             $0.staleSince = statistics.backend.staleSince ?? 0
+            if let durability = statistics.backend.durability {
+                $0.durability = durability.mode
+                $0.syncIntervalSeconds = durability.syncInterval.seconds
+                $0.unsyncedSeconds = durability.unsyncedAge.seconds
+                $0.unsyncedBytes = durability.unsyncedBytes
+                $0.longestUnsyncedSeconds = durability.longestUnsyncedAge.seconds
+            }
         }
     }
 }

@@ -1,0 +1,148 @@
+/// Who commits next, as a value: an event loop committing its own turn's writes, the writer
+/// thread committing what queued, or the writer doing the store's maintenance (for SQLite: syncing
+/// the journal and moving it into the database). Every event returns what its caller must do;
+/// nothing here blocks, locks or reads a clock, so every interleaving can be tested as values
+/// (`CommitTurnsTests`). ``WriteQueue`` drives it under one lock.
+///
+/// The rules that make a lost wake-up impossible:
+/// - The writer never waits without a deadline: ``nextForWriter(now:maintenanceDeadline:limit:)``
+///   answers `.wait(until:)` with the store's maintenance deadline, never later than
+///   ``longestWait`` from now.
+/// - Whoever changes what the writer waits for wakes it: a write queued while the writer waits
+///   and nobody commits; a commit that ends while the writer wants the turn, while writes are
+///   queued, or after which maintenance is due sooner than the writer would wake.
+/// - Maintenance that is due outranks the event loops' own commits: once the writer found it
+///   due while a loop committed, no loop reserves another commit (``reserveIfIdle()``) until
+///   the writer had its turn, so a loop that always has writes cannot starve the journal's
+///   sync.
+package struct CommitTurns<Write> {
+    /// What the writer thread does next.
+    package enum WriterAction {
+        /// Commit these writes (the turn is the writer's); then call ``finishCommit(maintenanceDeadline:)``.
+        case commit([Write])
+        /// Do the store's maintenance (the turn is the writer's); then call ``finishCommit(maintenanceDeadline:)``.
+        case maintain
+        /// Wait until this instant, or until woken, then ask again.
+        case wait(until: ContinuousClock.Instant)
+        /// The queue is closed and empty: stop.
+        case stop
+    }
+
+    /// What a caller of ``enqueue(_:)`` does next.
+    package enum EnqueueAction: Equatable {
+        /// The writes were refused: the queue is closed.
+        case refused
+        /// The writes queued; the writer will look at them without being woken.
+        case queued
+        /// The writes queued; wake the writer.
+        case queuedWakingWriter
+    }
+
+    /// The longest the writer waits without looking again, whatever it waits for: a bound on
+    /// what a wake-up this machine failed to ask for could cost.
+    package static var longestWait: Duration { .milliseconds(100) }
+
+    /// The writes waiting for the writer, oldest first.
+    package private(set) var queued: [Write] = []
+    /// An empty array with room, handed back by the writer (``recycle(_:)``): the next batch
+    /// queues into it. Without it, each batch taken left the queue to allocate its room again.
+    private var spare: [Write] = []
+    /// Whether someone (a loop or the writer) holds the turn to commit.
+    package private(set) var isCommitting = false
+    package private(set) var isClosed = false
+    /// Until when the writer waits, while it does; nil while it runs.
+    package private(set) var writerWaitsUntil: ContinuousClock.Instant?
+    /// Whether the writer found its maintenance due while a loop held the turn: loops queue
+    /// until the writer had it.
+    package private(set) var writerWantsTurn = false
+
+    package init() {}
+
+    /// Queues writes, in order, for the writer.
+    package mutating func enqueue(_ writes: some Collection<Write>) -> EnqueueAction {
+        if isClosed { return .refused }
+        queued.append(contentsOf: writes)
+        // While someone commits, the end of that commit wakes the writer (writes are queued).
+        return writerWaitsUntil != nil && !isCommitting ? .queuedWakingWriter : .queued
+    }
+
+    /// Reserves the next commit for an event loop: only when nobody commits, nothing is queued
+    /// (queued writes go first) and the writer does not want the turn. The caller commits, then
+    /// calls ``finishCommit(maintenanceDeadline:)``.
+    package mutating func reserveIfIdle() -> Bool {
+        guard !isClosed, !isCommitting, queued.isEmpty, !writerWantsTurn else { return false }
+        isCommitting = true
+        return true
+    }
+
+    /// Ends the commit (or maintenance) of whoever held the turn. Returns whether to wake the
+    /// writer.
+    ///
+    /// - Parameter maintenanceDeadline: When the store next wants maintenance, as it is now.
+    package mutating func finishCommit(maintenanceDeadline: ContinuousClock.Instant?) -> Bool {
+        precondition(isCommitting, "a commit ended that nobody had begun")
+        isCommitting = false
+        guard let waitsUntil = writerWaitsUntil else { return false }
+        if !queued.isEmpty || isClosed || writerWantsTurn { return true }
+        if let maintenanceDeadline, maintenanceDeadline < waitsUntil { return true }
+        return false
+    }
+
+    /// What the writer does next, at `now`, with the store's maintenance due at
+    /// `maintenanceDeadline` (nil: none wanted): commit up to `limit` queued writes, maintain, wait
+    /// (always with a deadline), or stop. The writer calls it whenever it runs, after each
+    /// commit and after each wait.
+    package mutating func nextForWriter(
+        now: ContinuousClock.Instant, maintenanceDeadline: ContinuousClock.Instant?, limit: Int
+    ) -> WriterAction {
+        writerWaitsUntil = nil
+        let isMaintenanceDue = maintenanceDeadline.map { $0 <= now } ?? false
+        if isCommitting {
+            // A loop commits: wait for the end of its commit, which wakes the writer when queued
+            // writes or due maintenance want it.
+            if isMaintenanceDue { writerWantsTurn = true }
+            return wait(now: now, deadline: isMaintenanceDue ? nil : maintenanceDeadline)
+        }
+        if !queued.isEmpty {
+            isCommitting = true
+            writerWantsTurn = false
+            if queued.count <= limit {
+                let batch = queued
+                queued = spare
+                spare = []
+                return .commit(batch)
+            }
+            let batch = Array(queued.prefix(limit))
+            queued.removeFirst(limit)
+            return .commit(batch)
+        }
+        if isMaintenanceDue {
+            isCommitting = true
+            writerWantsTurn = false
+            return .maintain
+        }
+        if isClosed { return .stop }
+        return wait(now: now, deadline: maintenanceDeadline)
+    }
+
+    private mutating func wait(now: ContinuousClock.Instant, deadline: ContinuousClock.Instant?) -> WriterAction {
+        let latest = now + Self.longestWait
+        let until = deadline.map { min($0, latest) } ?? latest
+        writerWaitsUntil = until
+        return .wait(until: until)
+    }
+
+    /// Takes back a batch the writer is done with, emptied, to queue the next writes into.
+    package mutating func recycle(_ batch: consuming [Write]) {
+        var batch = batch
+        batch.removeAll(keepingCapacity: true)
+        if spare.capacity < batch.capacity { swap(&spare, &batch) }
+    }
+
+    /// Refuses new writes; the writer still commits those already queued, then stops. Returns
+    /// whether to wake the writer.
+    package mutating func close() -> Bool {
+        isClosed = true
+        return writerWaitsUntil != nil
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// What a segment journal's bytes hold: its header, its whole records in order, and, when a
+/// record is not whole, where and what the damage is and whether whole records follow it.
+///
+/// A record is a header of 24 bytes (little-endian: CRC-32C, body length, first and last
+/// revision) and its body; the checksum covers the journal's salt, the rest of the record's
+/// header and the body. Records are continuous: each starts at the revision after the last one's
+/// (the first at the journal's base revision + 1). Reading stops at the first record that is not
+/// whole and continuous; what lies after it is then searched, byte by byte, for whole records of
+/// later revisions: their presence is what tells damage in the middle of the journal, which
+/// stops the start, from a record torn at its end, which is cut.
+package struct JournalScan: Sendable {
+    /// One commit group: its consecutive revisions `first` through `last`, as a ``LogSegment`` body.
+    package struct Segment: Sendable, Equatable {
+        package let first: UInt64
+        package let last: UInt64
+        package let body: Data
+    }
+
+    /// Where the records stop being whole, and what comes after.
+    package struct Damage: Sendable {
+        /// The offset of the first record that is not whole.
+        package var offset: Int
+        /// The bytes from there to the end of the file.
+        package var bytes: Int
+        /// The revision that record should have started at.
+        package var expectedRevision: UInt64
+        /// Whole records found after the damage, each with its offset, continuous among themselves.
+        package var following: [(offset: Int, segment: Segment)] = []
+        /// Whether, between ``offset`` and the first following record (or the end), a whole
+        /// sector (512 bytes at a multiple of 512 in the file) is zero: a page that never reached
+        /// the disk, as a power cut leaves it.
+        package var hasZeroedSector: Bool
+
+        /// The revisions the following records hold.
+        package var followingRevisions: ClosedRange<UInt64>? {
+            guard let first = following.first, let last = following.last else { return nil }
+            return first.segment.first...last.segment.last
+        }
+    }
+
+    package var header: JournalHeader
+    /// The whole, continuous records after the header, in order.
+    package var segments: [Segment] = []
+    /// Where they end: the offset of the next record.
+    package var end: Int
+    /// Nil when the file ends where the records do.
+    package var damage: Damage?
+
+    static let recordHeaderSize = 24
+    /// The smallest unit a disk writes whole.
+    static let sectorSize = 512
+
+    /// Reads `file`, which starts with `header`.
+    init(_ file: UnsafeRawBufferPointer, header: JournalHeader) {
+        self.header = header
+        var offset = header.encodedSize
+        var expected: UInt64? = header.version == 1 ? nil : header.baseRevision &+ 1
+        while let segment = Self.record(in: file, at: offset, salt: header.salt, expected: expected) {
+            segments.append(segment)
+            offset += Self.recordHeaderSize + segment.body.count
+            expected = segment.last &+ 1
+        }
+        end = offset
+        guard offset < file.count else { return }
+        let expectedRevision = expected ?? 1
+        var damage = Damage(offset: offset, bytes: file.count - offset, expectedRevision: expectedRevision, hasZeroedSector: false)
+        // Any later record: damage may have changed the revisions the next one names.
+        var search = offset + 1
+        while search + Self.recordHeaderSize <= file.count {
+            if let segment = Self.record(in: file, at: search, salt: header.salt, expected: nil), segment.first >= expectedRevision {
+                var next = search
+                var found: Segment? = segment
+                while let segment = found {
+                    damage.following.append((next, segment))
+                    next += Self.recordHeaderSize + segment.body.count
+                    found = Self.record(in: file, at: next, salt: header.salt, expected: segment.last &+ 1)
+                }
+                break
+            }
+            search += 1
+        }
+        let gapEnd = damage.following.first?.offset ?? file.count
+        var sector = (offset + Self.sectorSize - 1) / Self.sectorSize * Self.sectorSize
+        while sector + Self.sectorSize <= gapEnd, !damage.hasZeroedSector {
+            damage.hasZeroedSector = UnsafeRawBufferPointer(rebasing: file[sector..<sector + Self.sectorSize]).allSatisfy { $0 == 0 }
+            sector += Self.sectorSize
+        }
+        self.damage = damage
+    }
+
+    /// The whole record at `offset`, if one starts there and, when `expected` is given, starts at
+    /// that revision.
+    private static func record(in file: UnsafeRawBufferPointer, at offset: Int, salt: UInt64, expected: UInt64?) -> Segment? {
+        guard file.count - offset >= recordHeaderSize else { return nil }
+        let header = UnsafeRawBufferPointer(rebasing: file[offset..<offset + recordHeaderSize])
+        let length = Int(UInt32(littleEndianBytes: header, at: 4))
+        let first = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let last = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let bodyStart = offset + recordHeaderSize
+        guard first <= last, first != 0, file.count - bodyStart >= length else { return nil }
+        if let expected, first != expected { return nil }
+        let body = UnsafeRawBufferPointer(rebasing: file[bodyStart..<bodyStart + length])
+        guard checksum(salt: salt, header: header, body: body) == UInt32(littleEndianBytes: header, at: 0) else { return nil }
+        return Segment(first: first, last: last, body: Data(body))
+    }
+
+    /// A record's checksum: the salt, the record's header after the checksum itself, the body.
+    static func checksum(salt: UInt64, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> UInt32 {
+        let salted = withUnsafeBytes(of: salt.littleEndian) { CRC32C.checksum($0) }
+        let headed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[4...]), continuing: salted)
+        return CRC32C.checksum(body, continuing: headed)
+    }
+}

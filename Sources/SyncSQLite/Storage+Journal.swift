@@ -1,0 +1,177 @@
+import Foundation
+import GRDB
+import SyncEngine
+
+/// What start-up did to the segment journal it found, when it did more than use it.
+package struct JournalRecoveryReport: Sendable {
+    package enum Kind: Sendable {
+        /// A torn end was cut: a record cut short or damaged, with nothing whole after it.
+        case cutTornEnd
+        /// A power cut's hole and what followed it were cut (see ``JournalRecovery``).
+        case cutAfterPowerCut
+    }
+
+    package var kind: Kind
+    /// The journal.
+    package var journal: String
+    /// Where it was cut, and how many bytes were cut off.
+    package var offset: Int
+    package var bytes: Int
+    /// Where the bytes cut off are kept.
+    package var keptAt: String
+    /// The revisions of the whole records cut off with them (after a power cut).
+    package var lostRevisions: ClosedRange<UInt64>?
+}
+
+/// The segment journal under the database: found and checked at start-up, synced within the
+/// interval, replaced after each move.
+extension Storage {
+    /// The journal opened at start-up, the link the database records, and the last revision.
+    struct OpenedJournal {
+        var journal: SegmentJournal
+        var link: JournalLink
+        var revision: UInt64
+        var recovery: JournalRecoveryReport?
+    }
+
+    /// Finds the journal beside the database at `path` and decides what to do with it
+    /// (``JournalRecovery``). Revisions the journal holds beyond the database are moved into it
+    /// at once, and the journal replaced by a new one that the database names: start-up ends
+    /// with an empty journal, linked.
+    ///
+    /// - Throws: ``StorageError`` when the journal stops the start (the message names the file
+    ///   and what is wrong), or cannot be read, cut or replaced.
+    static func openJournal(of path: String, pool: DatabasePool, durability: Durability, syncInterval: Duration) throws
+        -> OpenedJournal
+    {
+        let journalPath = path + "-segments"
+        let (link, inDatabase) = try read(pool, path: path) { db in (try JournalLink.read(db), try lastRevision(db)) }
+        let contents = try SegmentJournal.read(path: journalPath)
+        let plan = JournalRecovery.plan(
+            for: contents, journal: journalPath, database: path, link: link, databaseRevision: inDatabase,
+            bootID: JournalHeader.currentBootID)
+        var scan: JournalScan?
+        var recovery: JournalRecoveryReport?
+        switch plan {
+        case .create, .replace:
+            break
+        case .use(let found):
+            scan = found
+        case .cutTornEnd(let found, let damage), .cutAfterPowerCut(let found, let damage):
+            let keptAt = try SegmentJournal.cut(path: journalPath, at: damage.offset)
+            let isPowerCut = if case .cutAfterPowerCut = plan { true } else { false }
+            recovery = JournalRecoveryReport(
+                kind: isPowerCut ? .cutAfterPowerCut : .cutTornEnd, journal: journalPath, offset: damage.offset, bytes: damage.bytes,
+                keptAt: keptAt, lostRevisions: damage.followingRevisions)
+            scan = found
+        case .refuse(let problem):
+            throw StorageError(path: path, message: problem.message)
+        }
+        let syncsEachAppend = durability == .full
+        let interval = syncsEachAppend ? nil : syncInterval
+        let segments = try scan.map { try Self.segments(of: $0.segments, after: inDatabase, in: journalPath) } ?? []
+        if let scan, segments.isEmpty, scan.segments.isEmpty, scan.header.version == 2, link.isLinked {
+            // The usual start: the journal the database names, empty.
+            return OpenedJournal(
+                journal: try SegmentJournal.open(path: journalPath, scan: scan, syncInterval: interval), link: link, revision: inDatabase,
+                recovery: recovery)
+        }
+        // Anything else (records to move, a journal from before the link, none, or one whose
+        // move finished) ends in a new journal that the database names.
+        let revision = segments.last?.last ?? inDatabase
+        let next = link.succeeded(after: revision)
+        do {
+            try pool.writeWithoutTransaction { db in try move(segments, entries: nil, link: next, db, durability) }
+        } catch {
+            throw StorageError(path: path, message: "cannot move the segment journal into the database: \(describe(error))")
+        }
+        let journal = try SegmentJournal.create(
+            path: journalPath, header: next.header(syncsEachAppend: syncsEachAppend), syncInterval: interval)
+        return OpenedJournal(journal: journal, link: next, revision: revision, recovery: recovery)
+    }
+
+    private static func read<T>(_ pool: DatabasePool, path: String, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw StorageError(path: path, message: "cannot read the change log's last revision: \(describe(error))")
+        }
+    }
+
+    /// The journal's segments after `revision`, the database's last: those the database holds
+    /// already are left out, and the rest must follow it.
+    ///
+    /// - Throws: ``StorageError`` when they do not follow it: the journal is another database's.
+    static func segments(
+        of recovered: [SegmentJournal.Segment], after revision: UInt64, in journal: String
+    ) throws(StorageError) -> [SegmentJournal.Segment] {
+        let newer = recovered.drop { $0.last <= revision }
+        if let first = newer.first, first.first != revision + 1 {
+            throw StorageError(
+                path: journal,
+                message: """
+                    holds revisions \(first.first)–\(newer.last!.last), which do not follow the database's last revision, \(revision): \
+                    it belongs to another copy of the database (move it away to start from the database alone)
+                    """)
+        }
+        return Array(newer)
+    }
+
+    /// Puts in place the journal the database names, when a move committed and replacing the
+    /// journal failed.
+    ///
+    /// - Throws: ``StorageError`` while it still fails: nothing may be appended meanwhile.
+    func replacePendingJournal() throws {
+        try pendingJournal.withLock { pending in
+            guard let header = pending else { return }
+            try journal.replace(with: header)
+            pending = nil
+        }
+    }
+
+    // MARK: Syncing within the interval
+
+    /// When the journal should next be synced: half an interval after its oldest unsynced
+    /// append, so that a sync that takes as long again still keeps the promise; nil while every
+    /// append is synced.
+    var journalSyncDeadline: ContinuousClock.Instant? {
+        journal.unsynced.map { $0.since + syncInterval / 2 }
+    }
+
+    /// When ``maintain(changedEntries:)`` is next due: the journal's sync or its move.
+    package var maintenanceDeadline: ContinuousClock.Instant? {
+        switch (materializationDeadline, journalSyncDeadline) {
+        case (let move?, let sync?): min(move, sync)
+        case (let move, let sync): move ?? sync
+        }
+    }
+
+    /// The store's maintenance between commits: the move into the database when it is due,
+    /// and the journal's sync when the move is not due or failed. Returns whether it wrote what
+    /// `changedEntries` gave.
+    ///
+    /// - Throws: The move's or the sync's error, after trying both; nothing is lost either way.
+    func maintain(changedEntries: () -> ChangedEntries) throws -> Bool {
+        var wrote = false
+        var failure: (any Error)?
+        if isMaterializationDue {
+            do {
+                wrote = try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
+            } catch {
+                failure = error
+            }
+        }
+        if let deadline = journalSyncDeadline, deadline <= .now {
+            do {
+                try journal.sync()
+            } catch {
+                failure = failure ?? error
+            }
+        }
+        if let failure { throw failure }
+        return wrote
+    }
+
+    /// How many appends synced the journal themselves because the writer's sync was late.
+    var lateJournalSyncs: Int { lateSyncs.load(ordering: .relaxed) }
+}

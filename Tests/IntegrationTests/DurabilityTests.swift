@@ -1,0 +1,192 @@
+import Foundation
+import SyncClient
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The durability promise of the README, tried on the real syncd and real files: the journal is
+/// synced within the interval after any load, damage is refused rather than dropped, and a
+/// journal and a database that do not belong together are never served.
+@Suite(.timeLimit(.minutes(3))) struct DurabilityTests {
+    /// Writes pipelined puts on `connections` connections, 16 in flight each, until `duration`
+    /// has passed; returns how many were acknowledged.
+    private func burst(_ scratch: Scratch, connections: Int, for duration: Duration) async throws -> Int {
+        let acknowledged = Tally()
+        let deadline = ContinuousClock.now + duration
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for connection in 0..<connections {
+                let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "burst-\(connection)"))
+                for lane in 0..<16 {
+                    group.addTask {
+                        var value = 0
+                        while ContinuousClock.now < deadline {
+                            value += 1
+                            _ = try await client.put("burst/\(connection)/\(lane)", json: "\(value)")
+                            acknowledged.count.add(1, ordering: .relaxed)
+                        }
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(until: deadline + .seconds(1))
+                    await client.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        return acknowledged.count.load(ordering: .relaxed)
+    }
+
+    private func status(_ scratch: Scratch) async throws -> [String: Any] {
+        let result = try await syncctl(["--json", "status"], scratch: scratch)
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+    }
+
+    private func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    /// The journal's header: what an empty journal holds.
+    private static let emptyJournal = 64
+
+    @Test func aBurstOnAnyNumberOfConnectionsLeavesNothingUnsyncedOnceTheIntervalHasPassed() async throws {
+        // The pattern that once left the journal unmoved and unsynced for good (a lost wake-up
+        // between the event loops and the writer): pipelined writers, then quiet.
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        for connections in [1, 2, 4, 8] {
+            let written = try await burst(scratch, connections: connections, for: .milliseconds(600))
+            #expect(written > 100)
+            try await Task.sleep(for: .milliseconds(1500))
+            let state = try await status(scratch)
+            #expect(state["durability"] as? String == "normal")
+            #expect(state["syncIntervalSeconds"] as? Double == 1)
+            #expect(state["unsyncedSeconds"] as? Double == 0, "\(connections) connections: \(state)")
+            #expect(state["unsyncedBytes"] as? Int == 0, "\(connections) connections: \(state)")
+            #expect((state["longestUnsyncedSeconds"] as? Double).map { $0 <= 1.5 } == true, "\(connections) connections: \(state)")
+            // Moved into the database, not only synced: the journal is empty again.
+            #expect(size(scratch.database + "-segments") == Self.emptyJournal, "\(connections) connections")
+        }
+        let metrics = try await syncctl(["metrics"], scratch: scratch)
+        #expect(metrics.stdout.contains("syncd_journal_unsynced_seconds 0"))
+        #expect(metrics.stdout.contains("syncd_journal_sync_interval_seconds 1"))
+        try await daemon.stop()
+    }
+
+    /// Runs writers until the journal holds at least `bytes`, then kills syncd with SIGKILL.
+    private func killWithAFullJournal(_ daemon: DaemonProcess, _ scratch: Scratch, bytes: Int) async throws -> Int {
+        let journal = scratch.database + "-segments"
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
+        let acknowledged = Tally()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for index in 1... {
+                        guard (try? await client.put("d/\(lane)/\(index)", json: "\(index)")) != nil else { return }
+                        acknowledged.count.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            try await eventually("the journal to hold \(bytes) bytes") { size(journal) >= bytes }
+            daemon.child.signal(SIGKILL)
+            _ = try await daemon.child.waitForExit()
+            try await group.waitForAll()
+        }
+        await client.close()
+        return acknowledged.count.load(ordering: .relaxed)
+    }
+
+    private func startFails(_ scratch: Scratch) async throws -> String {
+        let child = try ChildProcess(
+            try Binaries.path("syncd"), ["--socket", scratch.socket, "--database", scratch.database], scratch: scratch, name: "syncd")
+        let status = try await child.waitForExit()
+        #expect(status == 1, "syncd started on files it should refuse: \(child.stderr)")
+        return child.stderr
+    }
+
+    private func recover(_ scratch: Scratch, drop: Bool) async throws -> (status: Int32, output: String) {
+        let child = try ChildProcess(
+            try Binaries.path("syncd"), ["recover", "--database", scratch.database] + (drop ? ["--drop"] : []), scratch: scratch,
+            name: "recover")
+        let status = try await child.waitForExit()
+        return (status, child.stdout + child.stderr)
+    }
+
+    @Test func aDamagedJournalStopsTheStartUntilRecoverDropsWhatItNames() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        _ = try await killWithAFullJournal(daemon, scratch, bytes: 60_000)
+        let journal = scratch.database + "-segments"
+        var contents = try Data(contentsOf: URL(fileURLWithPath: journal))
+        let flipped = contents.count / 2
+        contents[flipped] ^= 0x01
+        try contents.write(to: URL(fileURLWithPath: journal))
+
+        // Refused, naming the journal and where: the later records were acknowledged.
+        let refusal = try await startFails(scratch)
+        #expect(refusal.contains(journal) && refusal.contains("is damaged at offset"), "\(refusal)")
+        #expect(refusal.contains("syncd recover --database \(scratch.database)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == contents, "refusing changed the journal")
+
+        // recover says what dropping loses and changes nothing; --drop cuts, keeping the bytes.
+        let report = try await recover(scratch, drop: false)
+        #expect(report.status == 3, "\(report.output)")
+        #expect(report.output.contains("dropping it loses: revisions"), "\(report.output)")
+        #expect(report.output.contains(": put d/"), "\(report.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == contents)
+        let dropped = try await recover(scratch, drop: true)
+        #expect(dropped.status == 0, "\(dropped.output)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: scratch.path + "/db").filter { $0.contains("-segments.cut-") }
+        #expect(kept.count == 1)
+
+        let restarted = try await DaemonProcess(scratch)
+        let state = try await status(scratch)
+        #expect((state["revision"] as? Int).map { $0 > 0 } == true)
+        try await restarted.stop()
+    }
+
+    @Test func aMissingJournalStopsTheStart() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let acknowledged = try await killWithAFullJournal(daemon, scratch, bytes: 20_000)
+        #expect(acknowledged > 0)
+        try FileManager.default.removeItem(atPath: scratch.database + "-segments")
+        let refusal = try await startFails(scratch)
+        #expect(refusal.contains("segment journal \(scratch.database)-segments is missing"), "\(refusal)")
+        let dropped = try await recover(scratch, drop: true)
+        #expect(dropped.status == 0 && dropped.output.contains("started a new journal"), "\(dropped.output)")
+        try await DaemonProcess(scratch).stop()
+    }
+
+    @Test func aDatabaseThatWentBackBehindItsJournalStopsTheStart() async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "early", "1"], scratch: scratch)
+        try await daemon.stop()
+        // An older copy of the database, as a lost or damaged -wal leaves it behind.
+        let older = scratch.file("older.sqlite")
+        try FileManager.default.copyItem(atPath: scratch.database, toPath: older)
+        daemon = try await DaemonProcess(scratch)
+        for index in 0..<20 { _ = try await syncctl(["put", "later/\(index)", "\(index)"], scratch: scratch) }
+        // Moved into the database: the journal the database names now continues from revision 21.
+        try await eventually("the journal moved") { size(scratch.database + "-segments") == Self.emptyJournal }
+        _ = try await syncctl(["put", "last", "1"], scratch: scratch)
+        daemon.child.signal(SIGKILL)
+        _ = try await daemon.child.waitForExit()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: scratch.database + suffix) }
+        try FileManager.default.copyItem(atPath: older, toPath: scratch.database)
+
+        let refusal = try await startFails(scratch)
+        #expect(refusal.contains("ends at revision 1") && refusal.contains("continues from revision 21"), "\(refusal)")
+        #expect(refusal.contains("\(scratch.database)-wal"))
+        let report = try await recover(scratch, drop: false)
+        #expect(report.output.contains("dropping it loses: revisions 2–22"), "\(report.output)")
+    }
+}
+
+/// A count shared by the tasks of a test.
+private final class Tally: Sendable {
+    let count = Atomic<Int>(0)
+}
