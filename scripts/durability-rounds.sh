@@ -2,7 +2,7 @@
 # The durability promise's load pattern, in rounds: pipelined writers (`syncctl bench put`,
 # 16 in flight per connection) for a while, then quiet, on 1, 2, 4 and 8 connections. After each
 # quiet period the journal must be synced (nothing unsynced) and moved into the database (the
-# journal back to its 64-byte header); at the end the longest any acknowledged write stayed
+# journal back to its header alone); at the end the longest any acknowledged write stayed
 # unsynced (syncd's own metric) must be under the sync interval plus 0.5 s. Prints one line per
 # pattern and exits 1 when any round broke the promise.
 #
@@ -35,7 +35,7 @@ for connections in 1 2 4 8; do
             --count 1000000000 >/dev/null 2>&1 || true
         sleep "$quiet"
         size=$(stat -c %s "$database-segments")
-        [ "$size" -eq 64 ] || unmoved=$((unmoved + 1))
+        [ "$size" -le 64 ] || unmoved=$((unmoved + 1))
         age=$("$syncctl" --socket "$socket" --json status | python3 -c 'import json,sys; print(json.load(sys.stdin).get("unsyncedSeconds", "none"))')
         [ "$age" = "0" ] || [ "$age" = "0.0" ] || unsynced=$((unsynced + 1))
     done
@@ -46,7 +46,8 @@ done
 import json, sys
 status = json.load(sys.stdin)
 longest, interval = status.get("longestUnsyncedSeconds"), status.get("syncIntervalSeconds")
-print(f"longest any acknowledged write stayed unsynced: {longest} s (interval {interval} s); revision {status['revision']}")
+revision = status.get("revision")
+print(f"longest any acknowledged write stayed unsynced: {longest} s (interval {interval} s); revision {revision}")
 sys.exit(0 if longest is not None and longest <= interval + 0.5 else 1)
 ' || broken=1
 exit $broken
