@@ -6,7 +6,12 @@ import PackageDescription
 /// the runtime each, about 5% of the CPU of a write (issue 38). Debug builds, and so every test
 /// run, still check; the checks at compile time stay. Only modules that no product of the package
 /// exports: a package that depends on the `SharedState` library may not build unsafe flags.
-let daemonSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// FAILPOINTS: the named failpoints of the commit path (SyncEngine's Failpoint), armed by
+// SYNCD_FAILPOINTS in debug builds, which the tests run; a release build has none.
+let daemonSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+    .define("FAILPOINTS", .when(configuration: .debug)),
+]
 
 let package = Package(
     name: "SharedState",

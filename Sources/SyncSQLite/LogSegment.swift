@@ -13,16 +13,7 @@ package enum LogSegment {
     /// The row's body for `revisions`, consecutive and not empty.
     package static func body(of revisions: some Collection<CommittedRevision>) -> Data {
         guard revisions.count > 1 else { return revisions.first?.logRecord ?? Data() }
-        let size = revisions.reduce(0) { $0 + 1 + ProtobufFieldWriter.lengthDelimitedSize($1.logRecord.count) }
-        var body = Data(count: size)
-        body.withUnsafeMutableBytes { buffer in
-            var writer = ProtobufFieldWriter(base: buffer.baseAddress!)
-            for revision in revisions {
-                revision.logRecord.withUnsafeBytes { writer.bytesField(WireFields.LogSegment.revisions, $0) }
-            }
-            assert(writer.offset == size, "the segment's size was computed wrong")
-        }
-        return body
+        return rowBody(revisions.lazy.map(\.logRecord))
     }
 
     /// The revisions of a row holding `first` through `last`, in order.
@@ -31,7 +22,53 @@ package enum LogSegment {
     package static func revisions(in body: Data, first: UInt64, last: UInt64) throws -> [CommittedRevision] {
         guard first <= last else { throw DecodingError(first: first, last: last, reason: "its first revision is after its last") }
         if first == last { return [try CommittedRevision(logRecord: body)] }
-        let records = try body.withUnsafeBytes { bytes throws(DecodingError) -> [Data] in
+        let records = try records(in: body, first: first, last: last)
+        let revisions = try records.map { try CommittedRevision(logRecord: $0) }
+        // Compared without building the range: damaged columns may name billions of revisions.
+        let isExact =
+            revisions.first?.revision == first && revisions.last?.revision == last
+            && zip(revisions, revisions.dropFirst()).allSatisfy { $1.revision &- $0.revision == 1 }
+        guard isExact else {
+            throw DecodingError(first: first, last: last, reason: "revisions \(revisions.map(\.revision)) inside")
+        }
+        return revisions
+    }
+
+    /// `segment` as rows of at most `maxBytes` each, split between its revisions (a revision's
+    /// record larger than that is a row of its own); the segment itself when it fits.
+    ///
+    /// - Throws: ``DecodingError`` when the body is not a segment of its revisions.
+    package static func split(_ segment: JournalScan.Segment, maxBytes: Int) throws -> [JournalScan.Segment] {
+        guard segment.body.count > maxBytes, segment.first < segment.last else { return [segment] }
+        let records = try records(in: segment.body, first: segment.first, last: segment.last)
+        guard records.count == Int(segment.last - segment.first + 1) else {
+            throw DecodingError(first: segment.first, last: segment.last, reason: "\(records.count) records inside")
+        }
+        var rows: [JournalScan.Segment] = []
+        var start = 0
+        var size = 0
+        func close(_ end: Int) {
+            let first = segment.first + UInt64(start)
+            let last = segment.first + UInt64(end - 1)
+            let body = end - start == 1 ? records[start] : rowBody(records[start..<end])
+            rows.append(JournalScan.Segment(first: first, last: last, body: body))
+        }
+        for index in records.indices {
+            let field = 1 + ProtobufFieldWriter.lengthDelimitedSize(records[index].count)
+            if index > start, size + field > maxBytes {
+                close(index)
+                start = index
+                size = 0
+            }
+            size += field
+        }
+        close(records.count)
+        return rows
+    }
+
+    /// The records a segment's body holds, in order.
+    private static func records(in body: Data, first: UInt64, last: UInt64) throws -> [Data] {
+        try body.withUnsafeBytes { bytes throws(DecodingError) -> [Data] in
             var reader = ProtobufFieldReader(bytes)
             var records: [Data] = []
             while !reader.isAtEnd {
@@ -42,15 +79,18 @@ package enum LogSegment {
             }
             return records
         }
-        let revisions = try records.map { try CommittedRevision(logRecord: $0) }
-        // Compared without building the range: damaged columns may name billions of revisions.
-        let isExact =
-            revisions.first?.revision == first && revisions.last?.revision == last
-            && zip(revisions, revisions.dropFirst()).allSatisfy { $1.revision &- $0.revision == 1 }
-        guard isExact else {
-            throw DecodingError(first: first, last: last, reason: "revisions \(revisions.map(\.revision)) inside")
+    }
+
+    /// A segment's body of `records`, in order: each as field 1.
+    private static func rowBody(_ records: some Collection<Data>) -> Data {
+        let size = records.reduce(0) { $0 + 1 + ProtobufFieldWriter.lengthDelimitedSize($1.count) }
+        var body = Data(count: size)
+        body.withUnsafeMutableBytes { buffer in
+            var writer = ProtobufFieldWriter(base: buffer.baseAddress!)
+            for record in records { record.withUnsafeBytes { writer.bytesField(WireFields.LogSegment.revisions, $0) } }
+            assert(writer.offset == size, "the segment's size was computed wrong")
         }
-        return revisions
+        return body
     }
 
     /// A row whose body does not hold the revisions its columns name.

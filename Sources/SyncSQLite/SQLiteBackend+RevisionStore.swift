@@ -30,25 +30,25 @@ extension SQLiteBackend: RevisionStore {
             recordedWriters.withLock { recorded in for writer in newWriters { recorded[writer.session] = nil } }
             throw error
         }
-        if storage.lateJournalSyncs != lateSyncsLogged.withLock({ $0.count }) { sayJournalSyncedLate() }
+        let late = storage.lateJournalSyncs
+        if late != lateSyncsSeen.withLock({ $0.count }) { sayJournalSyncedLate(late) }
     }
 
-    /// Logs, at most once per ``failureLogInterval``, that appends synced the journal
-    /// themselves: the writer's sync is late (a slow disk, a stuck or failing move), and each
-    /// write now waits for the disk until it catches up.
-    private func sayJournalSyncedLate() {
-        lateSyncsLogged.withLock { logged in
-            let now = ContinuousClock.now
-            let late = storage.lateJournalSyncs
-            guard logged.at.map({ $0.duration(to: now) >= Self.failureLogInterval }) ?? true else { return }
-            logger.warning(
-                "the journal went unsynced longer than the sync interval: writes wait for the disk until it catches up",
-                metadata: [
-                    "database": "\(storage.path)", "interval": "\(storage.syncInterval)", "late_syncs": "\(late - logged.count)",
-                ]
-            )
-            logged = (late, now)
+    /// Logs, at most once per 10 s with a count, that appends synced the journal themselves: the
+    /// writer's sync is late (a slow disk, a stuck or failing move), and each write waits for the
+    /// disk until it catches up.
+    private func sayJournalSyncedLate(_ late: Int) {
+        let count = lateSyncsSeen.withLock { seen -> Int? in
+            var reported: Int?
+            for _ in seen.count..<late { reported = seen.log.failed(at: .now) ?? reported }
+            seen.count = late
+            return reported
         }
+        guard let count else { return }
+        logger.warning(
+            "the journal went unsynced longer than the sync interval: writes wait for the disk until it catches up",
+            metadata: ["database": "\(storage.path)", "interval": "\(storage.syncInterval)", "late_syncs": "\(count)"]
+        )
     }
 
     /// With `--durability full` a commit waits for an fsync.
@@ -60,34 +60,24 @@ extension SQLiteBackend: RevisionStore {
     /// Syncs the journal, or moves it into the database and brings its `entries` table up to
     /// date with the committed state, whichever is due (see ``Storage/maintain(changedEntries:)``).
     /// A failure loses nothing: the journal has every change, the engine's table keeps its marks,
-    /// and the writer tries again later; it is logged once per ``failureLogInterval`` with a count.
+    /// and the writer tries again later; it is logged once per 10 s with a count.
     package func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool {
         do {
             let wrote = try withoutActuallyEscaping(changedEntries) { try storage.maintain(changedEntries: $0) }
-            maintenanceFailures.withLock { failures in
-                if failures.count > 0 {
-                    logger.notice(
-                        "the database takes the journal again",
-                        metadata: ["database": "\(storage.path)", "failures": "\(failures.count)"])
-                }
-                failures = MaintenanceFailures()
+            if let failures = maintenanceFailures.withLock({ $0.succeeded() }) {
+                logger.notice(
+                    "the journal is synced and moved into the database again",
+                    metadata: ["database": "\(storage.path)", "failures": "\(failures)"])
             }
             return wrote
         } catch {
-            maintenanceFailures.withLock { failures in
-                failures.count += 1
-                let now = ContinuousClock.now
-                guard failures.lastLogged.map({ $0.duration(to: now) >= Self.failureLogInterval }) ?? true else { return }
+            if let failures = maintenanceFailures.withLock({ $0.failed(at: .now) }) {
                 logger.error(
                     "could not move the journal into the database or sync it; will retry",
-                    metadata: ["database": "\(storage.path)", "error": "\(error)", "failures": "\(failures.count)"]
+                    metadata: ["database": "\(storage.path)", "error": "\(error)", "failures": "\(failures)"]
                 )
-                failures.lastLogged = now
             }
             return false
         }
     }
-
-    /// How often a failing maintenance is logged.
-    static var failureLogInterval: Duration { .seconds(10) }
 }

@@ -23,14 +23,10 @@ package final class SQLiteBackend: StateBackend {
     /// The revision and the highest session id the database held at start-up: every session of
     /// an earlier run wrote at or below that revision.
     private let start = Mutex<(revision: UInt64, lastSessionID: UInt64)>((0, 0))
-    /// The maintenance failures since the last success, and when one was last logged.
-    struct MaintenanceFailures {
-        var count = 0
-        var lastLogged: ContinuousClock.Instant?
-    }
-    let maintenanceFailures = Mutex(MaintenanceFailures())
-    /// The late syncs counted when they were last logged, and when (see ``Storage/lateJournalSyncs``).
-    let lateSyncsLogged = Mutex<(count: Int, at: ContinuousClock.Instant?)>((0, nil))
+    /// The maintenance failures, logged once per interval with a count.
+    let maintenanceFailures = Mutex(RepeatedFailureLog())
+    /// The late syncs seen so far (see ``Storage/lateJournalSyncs``), and their log.
+    let lateSyncsSeen = Mutex<(count: Int, log: RepeatedFailureLog)>((0, RepeatedFailureLog()))
 
     package var name: String { "sqlite" }
 

@@ -175,6 +175,7 @@ package extension Storage {
                 return db.changesCount
             }
             if deleted < chunk { return }
+            Failpoint.compactionBetweenChunks.hit()
         }
     }
 }

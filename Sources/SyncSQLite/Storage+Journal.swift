@@ -70,14 +70,17 @@ extension Storage {
         let syncsEachAppend = durability == .full
         let interval = syncsEachAppend ? nil : syncInterval
         let segments = try scan.map { try Self.segments(of: $0.segments, after: inDatabase, in: journalPath) } ?? []
-        if let scan, segments.isEmpty, scan.segments.isEmpty, scan.header.version == 2, link.isLinked {
+        if let scan, segments.isEmpty, scan.segments.isEmpty, scan.header.version == 2, link.isLinked,
+            scan.header.syncsEachAppend == syncsEachAppend
+        {
             // The usual start: the journal the database names, empty.
             return OpenedJournal(
                 journal: try SegmentJournal.open(path: journalPath, scan: scan, syncInterval: interval), link: link, revision: inDatabase,
                 recovery: recovery)
         }
-        // Anything else (records to move, a journal from before the link, none, or one whose
-        // move finished) ends in a new journal that the database names.
+        // Anything else (records to move, a journal from before the link, none, one whose move
+        // finished, or one of the other durability mode) ends in a new journal that the database
+        // names.
         let revision = segments.last?.last ?? inDatabase
         let next = link.succeeded(after: revision)
         do {

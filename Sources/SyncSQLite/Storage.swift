@@ -28,6 +28,10 @@ package final class Storage: Sendable {
         var maxRevisions = 16_384
         /// Or this long after the first revision not yet materialised.
         var maxDelay: Duration = .seconds(1)
+        /// The most bytes of the journal's segments one transaction of a move takes: a large
+        /// journal moves in several, so the write-ahead log never needs its size several times
+        /// over at once.
+        var maxBytesPerTransaction = 8 << 20
     }
 
     /// The revisions committed since the `entries` table was last brought up to date: how many,
@@ -155,6 +159,9 @@ package final class Storage: Sendable {
                 // milliseconds. `checkpoint()` runs them off the commit path; the automatic one
                 // stays only as a bound (65,536 pages) should that fall behind.
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 65536")
+                // A log that grew for one large transaction shrinks back to this at its next
+                // reset, instead of keeping the disk space for good.
+                try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
             }
         } catch let error as StorageError {
             throw error
@@ -230,6 +237,7 @@ package final class Storage: Sendable {
         let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
         let syncedLate = try journal.append(first: segment.first, last: segment.last, body: segment.body)
         if syncedLate { lateSyncs.add(1, ordering: .relaxed) }
+        Failpoint.journalAfterAppend.hit()
         journaled.withLock { $0.append(segment) }
         lastLogged.withLock { $0 = last }
         unmaterialized.withLock { pending in
@@ -275,12 +283,25 @@ package final class Storage: Sendable {
         let writesEntries = pending.since != nil && changedEntries != nil
         guard writesEntries || !segments.isEmpty else { return false }
         // The database names the journal that replaces this one in the transaction that moves
-        // this one's segments: whichever of the two a crash leaves, start-up recognises it.
+        // this one's last segments: whichever of the two a crash leaves, start-up recognises it.
         let next = segments.last.map { link.withLock { $0 }.succeeded(after: $0.last) }
         do {
-            try withWriter { db in
-                try Self.move(
-                    segments, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
+            // In chunks, each its own transaction: a large journal never needs its size several
+            // times over in the write-ahead log at once. A chunk moved stays moved; the journal
+            // keeps its segments until it is replaced, and start-up skips what the database holds.
+            var moved = 0
+            for chunk in Self.chunks(of: segments, bytes: materialization.maxBytesPerTransaction) {
+                let isLast = moved + chunk.count == segments.count
+                try withWriter { db in
+                    try Self.move(
+                        Array(chunk), entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil,
+                        link: isLast ? next : nil, db, durability)
+                }
+                moved += chunk.count
+                journaled.withLock { $0.removeFirst(chunk.count) }
+            }
+            if segments.isEmpty, writesEntries {
+                try withWriter { db in try Self.move([], entries: (changedEntries!(), pending.lastRevision), link: nil, db, durability) }
             }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
@@ -288,11 +309,14 @@ package final class Storage: Sendable {
                 $0.since = .now
                 $0.revisions = 0
             }
+            // A failed transaction (a full disk) leaves the write-ahead log at its high-water
+            // size: give that space back, so that freeing space elsewhere lets the next try in.
+            _ = try? withWriter { try $0.checkpoint(.truncate) }
             throw error
         }
         if writesEntries { unmaterialized.withLock { $0 = Unmaterialized() } }
-        journaled.withLock { $0.removeFirst(segments.count) }
         if let next {
+            Failpoint.moveAfterCommit.hit()
             link.withLock { $0 = next }
             pendingJournal.withLock { $0 = next.header(syncsEachAppend: durability == .full) }
             // Should it fail, the next commit tries again before it appends, and is refused
@@ -300,6 +324,26 @@ package final class Storage: Sendable {
             try replacePendingJournal()
         }
         return writesEntries
+    }
+
+    /// The largest row of the `changes` table a segment is stored in whole.
+    static let maxRowBytes = 256 << 20
+
+    /// `segments` in runs of at most `bytes` bytes (at least one segment each), in order.
+    static func chunks(of segments: [SegmentJournal.Segment], bytes: Int) -> [ArraySlice<SegmentJournal.Segment>] {
+        var chunks: [ArraySlice<SegmentJournal.Segment>] = []
+        var start = segments.startIndex
+        var size = 0
+        for index in segments.indices {
+            if index > start, size + segments[index].body.count > bytes {
+                chunks.append(segments[start..<index])
+                start = index
+                size = 0
+            }
+            size += segments[index].body.count
+        }
+        if start < segments.endIndex { chunks.append(segments[start...]) }
+        return chunks
     }
 
     /// Moves `segments` into the `changes` table, writes `entries` to the `entries` table and
@@ -314,6 +358,7 @@ package final class Storage: Sendable {
         defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
         try inTransaction(db) { db in
             try insertRows(of: segments, db)
+            if !segments.isEmpty { Failpoint.moveInTransaction.hit() }
             if let last = segments.last?.last {
                 try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
             }
@@ -367,10 +412,18 @@ package final class Storage: Sendable {
 
     /// Appends a row of the `changes` table for each segment, bound through the C API: GRDB's
     /// argument arrays cost more than the insert itself.
+    ///
+    /// A segment larger than ``maxRowBytes`` becomes several rows, split between its revisions:
+    /// SQLite refuses a value of a billion bytes, and a group that could never be moved would
+    /// hold the journal for good.
     static func insertRows(of segments: [SegmentJournal.Segment], _ db: Database) throws {
         guard !segments.isEmpty else { return }
         let handle = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)").sqliteStatement
-        for segment in segments {
+        for segment in try segments.flatMap({ try LogSegment.split($0, maxBytes: maxRowBytes) }) {
+            guard segment.body.count <= Int32.max else {
+                throw StorageError(
+                    path: "", message: "revision \(segment.first)'s record of \(segment.body.count) bytes is too large for a row")
+            }
             let code = segment.body.withUnsafeBytes { body in
                 sqlite3_reset(handle)
                 sqlite3_bind_int64(handle, 1, Int64(segment.last))

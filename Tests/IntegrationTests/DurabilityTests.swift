@@ -160,6 +160,65 @@ import Testing
         try await DaemonProcess(scratch).stop()
     }
 
+    @Test(.enabled(if: getuid() == 0, "mounts a small tmpfs, which needs root"))
+    func aFullDiskRefusesWritesSaysSoOnceAndTakesThemAgainOnceSpaceIsFreed() async throws {
+        let scratch = try Scratch()
+        let disk = scratch.file("small")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        guard mount("tmpfs", disk, "tmpfs", 0, "size=12m") == 0 else {
+            throw TestFailure("cannot mount a tmpfs at \(disk): \(String(cString: strerror(errno)))")
+        }
+        defer { umount2(disk, Int32(MNT_DETACH)) }
+        let database = disk + "/state.sqlite"
+        var daemon = try await DaemonProcess(scratch, databasePath: database)
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
+        let value = "\"" + String(repeating: "v", count: 2_000) + "\""
+        var acknowledged: [String] = []
+        for index in 0..<20 {
+            _ = try await client.put("before/\(index)", json: value)
+            acknowledged.append("before/\(index)")
+        }
+        // Fill the disk.
+        let filler = disk + "/filler"
+        let descriptor = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 0xAA, count: 64 << 10)
+        while block.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+        close(descriptor)
+        // Writes are refused, each with an error, for a few seconds.
+        var refused = 0
+        let fullUntil = ContinuousClock.now + .seconds(3)
+        var index = 0
+        while ContinuousClock.now < fullUntil {
+            index += 1
+            do {
+                _ = try await client.put("full/\(index)", json: value)
+                acknowledged.append("full/\(index)")
+            } catch {
+                #expect(error.code == .unavailable, "\(error)")
+                refused += 1
+            }
+        }
+        #expect(refused > 10)
+        // Said once (and once more per 10 s), not once per write.
+        let lines = daemon.child.stderr.split(separator: "\n")
+        #expect(lines.filter { $0.contains("commit failed") }.count <= 2, "\(lines.filter { $0.contains("commit failed") }.count) lines")
+        try FileManager.default.removeItem(atPath: filler)
+        // Space freed: writes are taken again without a restart.
+        try await eventuallyAsync("a write after space was freed") {
+            (try? await client.put("after", json: value)) != nil
+        }
+        acknowledged.append("after")
+        #expect(daemon.child.stderr.contains("commits succeed again"))
+        await client.close()
+        try await daemon.stop()
+        daemon = try await DaemonProcess(scratch, databasePath: database)
+        let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "reader"))
+        let keys = Set(try await reader.list(prefix: "").entries.map(\.key))
+        #expect(acknowledged.filter { !keys.contains($0) }.isEmpty, "acknowledged but lost after the disk was full")
+        await reader.close()
+        try await daemon.stop()
+    }
+
     @Test func aDatabaseThatWentBackBehindItsJournalStopsTheStart() async throws {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)

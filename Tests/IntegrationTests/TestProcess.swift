@@ -216,14 +216,23 @@ final class DaemonProcess {
     /// Starts syncd on `scratch`'s socket and database, and waits until it is ready.
     /// - Parameter launcher: A command that runs syncd (its path and arguments follow), such as
     ///   `ip netns exec NAME`.
-    init(_ scratch: Scratch, socketPath: String? = nil, extraArguments: [String] = [], launcher: [String] = []) async throws {
+    ///   - databasePath: The database, when not the scratch directory's.
+    ///   - environment: Variables to set for syncd beyond this process's own.
+    init(
+        _ scratch: Scratch, socketPath: String? = nil, databasePath: String? = nil, extraArguments: [String] = [], launcher: [String] = [],
+        environment: [String: String] = [:]
+    ) async throws {
         self.scratch = scratch
-        let command = launcher + [try Binaries.path("syncd"), "--socket", socketPath ?? scratch.socket, "--database", scratch.database]
+        let command =
+            launcher + [
+                try Binaries.path("syncd"), "--socket", socketPath ?? scratch.socket, "--database", databasePath ?? scratch.database,
+            ]
         child = try ChildProcess(
             command[0],
             Array(command.dropFirst()) + extraArguments,
             scratch: scratch,
-            name: "syncd"
+            name: "syncd",
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }
         )
         let deadline = ContinuousClock.now + .seconds(20)
         while !child.stderr.contains("syncd ready") {

@@ -117,6 +117,38 @@ import Testing
         #expect(try rows(path).map(\.last) == [5])
     }
 
+    @Test func aSegmentLargerThanARowMayBeIsSplitBetweenItsRevisions() throws {
+        let group = (1...6).map { revision($0, "k\($0)", "\"" + String(repeating: "x", count: 100) + "\"") }
+        let segment = JournalScan.Segment(first: 1, last: 6, body: LogSegment.body(of: group))
+        #expect(try LogSegment.split(segment, maxBytes: 10_000) == [segment])
+        let field = 1 + ProtobufFieldWriter.lengthDelimitedSize(group[0].logRecord.count)
+        let rows = try LogSegment.split(segment, maxBytes: 2 * field)
+        #expect(rows.map(\.first) == [1, 3, 5] && rows.map(\.last) == [2, 4, 6])
+        for row in rows {
+            let read = try LogSegment.revisions(in: row.body, first: row.first, last: row.last)
+            #expect(read.map(\.logRecord) == group[Int(row.first - 1)..<Int(row.last)].map(\.logRecord))
+        }
+        // A record larger than the limit is a row of its own, which is the record itself.
+        let single = try LogSegment.split(segment, maxBytes: 10)
+        #expect(single.count == 6 && single[0].body == group[0].logRecord)
+    }
+
+    @Test func aLargeJournalMovesInSeveralTransactionsAndReadsAsOne() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(
+            path: path, durability: .normal,
+            materialization: .init(maxRevisions: 1000, maxDelay: .seconds(3600), maxBytesPerTransaction: 300))
+        for number: UInt64 in 1...10 { try storage.commit([revision(number, "k\(number % 3)", "\(number)")]) }
+        try storage.materialize()
+        #expect(storage.journaled.withLock { $0.isEmpty })
+        #expect(try rows(path).map(\.last) == Array(1...10))
+        #expect(try await storage.changes(after: 0, through: 10).map(\.revision) == Array(1...10))
+        try storage.close()
+        let loaded = try Storage(path: path, durability: .normal).load()
+        #expect(loaded.revision == 10 && loaded.plainEntries["k1"]?.modRevision == 10)
+    }
+
     @Test func rowsFromBeforeSegmentsReadAsTheyAre() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

@@ -45,6 +45,9 @@ package extension StateEngine {
         }
         do {
             try await compact(through: target)
+        } catch  where Task.isCancelled {
+            // Shutting down: the next start compacts what this one did not.
+            logger.debug("automatic compaction stopped by the shutdown", metadata: ["error": "\(error)"])
         } catch {
             logger.error("automatic compaction failed", metadata: ["error": "\(error)"])
         }

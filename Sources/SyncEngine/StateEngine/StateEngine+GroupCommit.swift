@@ -151,16 +151,21 @@ package extension StateEngine {
             let started = ContinuousClock.now
             try store.persist(revisions, segment: plan.segment)
             metrics.commitLatency.record(ContinuousClock.now - started)
+            if commitFailures.withLock({ $0.sinceSuccess }) > 0, let failures = commitFailures.withLock({ $0.succeeded() }) {
+                logger.notice("commits succeed again", metadata: ["backend": "\(backend.name)", "failures": "\(failures)"])
+            }
             metrics.commits.increment()
             metrics.writesPerCommit.record(Double(batch.count))
             metrics.revisionsCommitted.increment(by: Int64(revisions.count))
             metrics.committedBytes.increment(by: Int64(revisions.reduce(0) { $0 + $1.logRecord.count }))
         } catch {
             metrics.commitFailures.increment()
-            logger.error(
-                "commit failed; the writes were refused",
-                metadata: ["backend": "\(backend.name)", "error": "\(error)", "requests": "\(batch.count)"]
-            )
+            if let failures = commitFailures.withLock({ $0.failed(at: .now) }) {
+                logger.error(
+                    "commit failed; the writes were refused",
+                    metadata: ["backend": "\(backend.name)", "error": "\(error)", "requests": "\(batch.count)", "failures": "\(failures)"]
+                )
+            }
             // The cells planning made the entries in go back: no key will hold them.
             published.withLock { state in
                 for written in plan.entries.written { if let entry = written.entry { state.entries.discard(entry) } }

@@ -99,6 +99,8 @@ package final class StateEngine: Sendable {
     let retention: Mutex<RetentionPolicy>
     /// The writes waiting for the writer, when the backend is a ``RevisionStore``.
     let queue = WriteQueue()
+    /// Failed commits, logged once per interval with a count (a full disk fails every one).
+    let commitFailures = Mutex(RepeatedFailureLog())
 
     /// Creates an engine over `backend`, starting from `state`, which the backend read.
     package init(backend: any StateBackend, state: StartingState, configuration: Configuration = Configuration(), logger: Logger) {

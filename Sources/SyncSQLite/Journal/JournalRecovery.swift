@@ -87,10 +87,12 @@ package enum JournalRecovery {
         case .journal(let scan):
             let header = scan.header
             if header.version == 2, header.databaseID != link.databaseID {
+                let isNew = !link.isLinked && databaseRevision == 0
                 return refuse(
                     """
                     the segment journal \(journal) belongs to another database (id \(header.databaseID), continuing after revision \
-                    \(header.baseRevision)); this one is id \(link.databaseID) at revision \(databaseRevision)
+                    \(header.baseRevision)); this one is id \(link.databaseID) at revision \(databaseRevision)\
+                    \(isNew ? ", and new: if the database's files were lost or removed, put them back" : "")
                     """,
                     loss: "nothing of this database; the other one's journal is moved aside")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncEngine
 import Synchronization
 
 #if canImport(Glibc)
@@ -171,6 +172,7 @@ package final class SegmentJournal: Sendable {
                     let crc = JournalScan.checksum(salt: open.header.salt, header: UnsafeRawBufferPointer(header), body: body)
                     header.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
                     do {
+                        Failpoint.journalBeforeAppend.hit()
                         try Self.write(UnsafeRawBufferPointer(header), body, to: open.descriptor, at: open.size, path: path)
                         if syncsNow, fdatasync(open.descriptor) != 0 { throw Self.error(path, "cannot sync", errno) }
                     } catch {
@@ -270,6 +272,7 @@ package final class SegmentJournal: Sendable {
         do {
             try header.bytes.withUnsafeBytes { try write($0, to: descriptor, at: 0, path: fresh) }
             guard fsync(descriptor) == 0 else { throw error(fresh, "cannot sync", errno) }
+            Failpoint.journalDuringReplace.hit()
             guard rename(fresh, path) == 0 else { throw error(path, "cannot put in place", errno) }
             try syncDirectory(of: path)
             return descriptor

@@ -1,0 +1,188 @@
+import Foundation
+import SyncClient
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Power cuts under load: syncd's database on a file system that loses whatever was never synced
+/// (Tests/PowerLoss/lossyfs.py), writers acknowledged at full speed, the power cut at random
+/// moments and after a quiet period, and what comes back checked against the README's promise:
+/// `full` loses nothing acknowledged; `normal` loses only writes acknowledged less than the sync
+/// interval (plus 0.5 s) before the cut; what survives is a prefix of the acknowledged history,
+/// revision for revision, with no torn value.
+///
+/// A few cuts per mode run in every `swift test`; `POWER_CUTS=50` runs more.
+@Suite(
+    .timeLimit(.minutes(20)),
+    .enabled(if: LossyFileSystem.isAvailable, "needs /dev/fuse and fusermount3 (apt-get install -y fuse3)")
+)
+struct PowerLossTests {
+    static let cutsPerMode = Int(ProcessInfo.processInfo.environment["POWER_CUTS"] ?? "") ?? 3
+    static let syncInterval = Duration.seconds(1)
+
+    struct Acknowledged: Sendable {
+        var key: String
+        var value: Int
+        var revision: UInt64
+        var at: ContinuousClock.Instant
+    }
+
+    @Test(arguments: ["normal", "full"])
+    func powerCutsLoseOnlyWhatThePromiseAllows(durability: String) async throws {
+        let scratch = try Scratch()
+        let python = try await PythonEnvironment.prepare(scratch: scratch, also: ["mfusepy"], probing: "mfusepy")
+        let disk = try await LossyFileSystem(scratch: scratch, python: python)
+        let database = disk.mountpoint + "/db/state.sqlite"
+        let arguments = ["--durability", durability, "--sync-interval", "1"]
+        var daemon = try await DaemonProcess(scratch, databasePath: database, extraArguments: arguments)
+        var lostYoungest: Duration = .zero
+        var lost = 0
+        var acknowledgedInAll = 0
+        for cut in 0..<Self.cutsPerMode {
+            let isAfterQuiet = cut % 2 == 1
+            let acknowledged = Collector<Acknowledged>()
+            let socket = scratch.socket
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for connection in 0..<3 {
+                    var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: "writer-\(connection)")
+                    configuration.reconnects = false
+                    let client = try await SharedStateClient.connect(configuration)
+                    for lane in 0..<4 {
+                        group.addTask {
+                            let key = "p/\(connection)/\(lane)"
+                            for value in 1... {
+                                if isAfterQuiet, acknowledged.all.count > 2_000 { break }
+                                guard let result = try? await client.put(key, json: "\(value)") else { break }
+                                acknowledged.add(Acknowledged(key: key, value: value, revision: result.revision, at: .now))
+                            }
+                        }
+                    }
+                }
+                if isAfterQuiet {
+                    // Sustained load, then quiet longer than the interval: nothing may be lost.
+                    try await eventually("2,000 acknowledged writes") { acknowledged.all.count > 2_000 }
+                    try await Task.sleep(for: Self.syncInterval + .milliseconds(600))
+                } else {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 300...2_000)))
+                }
+                let cutAt = ContinuousClock.now
+                try await disk.cutPower()
+                daemon.child.signal(SIGKILL)
+                _ = try await daemon.child.waitForExit()
+                try await group.waitForAll()
+                try await disk.mount()
+                daemon = try await DaemonProcess(scratch, databasePath: database, extraArguments: arguments)
+                let check = try await check(acknowledged.all, cutAt: cutAt, scratch: scratch)
+                #expect(check.lost.isEmpty || durability == "normal", "cut \(cut): \(check.lost.count) acknowledged writes lost")
+                if isAfterQuiet { #expect(check.lost.isEmpty, "cut \(cut) after a quiet period lost \(check.lost.count)") }
+                for write in check.lost {
+                    let age = write.at.duration(to: cutAt)
+                    #expect(age < Self.syncInterval + .milliseconds(500), "cut \(cut): a write acknowledged \(age) before the cut was lost")
+                    lostYoungest = max(lostYoungest, age)
+                }
+                lost += check.lost.count
+                acknowledgedInAll += acknowledged.all.count
+            }
+        }
+        print(
+            "power cuts, --durability \(durability): \(Self.cutsPerMode) cuts, \(acknowledgedInAll) acknowledged, \(lost) lost, the oldest lost \(lostYoungest) before its cut"
+        )
+        try await daemon.stop()
+    }
+
+    /// Replays the change log from revision 0 and checks `acknowledged` against it; returns the
+    /// acknowledged writes it does not hold.
+    private func check(_ acknowledged: [Acknowledged], cutAt: ContinuousClock.Instant, scratch: Scratch) async throws -> (
+        lost: [Acknowledged], revision: UInt64
+    ) {
+        let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "checker"))
+        let listing = try await reader.list(prefix: "p/")
+        let revision = listing.revision
+        var replayed: [UInt64: Change] = [:]
+        var latest: [String: Data] = [:]
+        if revision > 0 {
+            for try await batch in reader.watch(prefixes: ["p/"], fromRevision: 0) where batch.kind == .changes {
+                for change in batch.changes {
+                    #expect(replayed[batch.revision] == nil, "two changes at revision \(batch.revision)")
+                    replayed[batch.revision] = change
+                    latest[change.key] = change.entry.value
+                }
+                if batch.revision >= revision { break }
+            }
+        }
+        await reader.close()
+        // A prefix: every revision up to the last, once.
+        #expect(replayed.keys.sorted() == Array(1...max(revision, 1)).prefix(Int(revision)).map { $0 })
+        // The entries are what the log says, with no torn value.
+        for entry in listing.entries { #expect(latest[entry.key] == entry.value, "\(entry.key) holds what its last change did not write") }
+        var lost: [Acknowledged] = []
+        for write in acknowledged {
+            guard write.revision <= revision else {
+                lost.append(write)
+                continue
+            }
+            let change = replayed[write.revision]
+            #expect(
+                change?.key == write.key && change.map { String(decoding: $0.entry.value, as: UTF8.self) } == "\(write.value)",
+                "revision \(write.revision) does not hold the acknowledged \(write.key) = \(write.value)")
+        }
+        return (lost, revision)
+    }
+}
+
+/// A FUSE mount of Tests/PowerLoss/lossyfs.py over a directory of the scratch: what is written
+/// through it is held in the file system's process until synced; ``cutPower()`` kills that
+/// process, which loses it, as a power cut does.
+final class LossyFileSystem {
+    let backing: String
+    let mountpoint: String
+    private let python: String
+    private let scratch: Scratch
+    private var process: ChildProcess?
+
+    static var isAvailable: Bool {
+        FileManager.default.fileExists(atPath: "/dev/fuse") && FileManager.default.isExecutableFile(atPath: "/usr/bin/fusermount3")
+    }
+
+    init(scratch: Scratch, python: String) async throws {
+        self.scratch = scratch
+        self.python = python
+        backing = scratch.file("disk")
+        mountpoint = scratch.file("mount")
+        for directory in [backing, mountpoint] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        try await mount()
+    }
+
+    private var isMounted: Bool {
+        ((try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? "").contains(" \(mountpoint) fuse")
+    }
+
+    /// Mounts the file system, holding what `backing` holds.
+    func mount() async throws {
+        let script = PythonEnvironment.root + "/Tests/PowerLoss/lossyfs.py"
+        let child = try ChildProcess(python, [script, backing, mountpoint], scratch: scratch, name: "lossyfs")
+        process = child
+        try await eventually("the lossy file system to be mounted") {
+            if !child.isRunning { throw TestFailure("lossyfs.py exited: \(child.stderr)") }
+            return isMounted
+        }
+    }
+
+    /// Kills the file system's process, losing every write not synced, and unmounts it.
+    func cutPower() async throws {
+        guard let process else { return }
+        process.signal(SIGKILL)
+        _ = try await process.waitForExit()
+        self.process = nil
+        umount2(mountpoint, Int32(MNT_DETACH))
+    }
+
+    deinit {
+        process?.signal(SIGKILL)
+        umount2(mountpoint, Int32(MNT_DETACH))
+    }
+}
