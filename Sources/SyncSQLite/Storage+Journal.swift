@@ -41,9 +41,9 @@ extension Storage {
     ///
     /// - Throws: ``StorageError`` when the journal stops the start (the message names the file
     ///   and what is wrong), or cannot be read, cut or replaced.
-    static func openJournal(of path: String, pool: DatabasePool, durability: Durability, syncInterval: Duration) throws
-        -> OpenedJournal
-    {
+    static func openJournal(
+        of path: String, pool: DatabasePool, durability: Durability, syncInterval: Duration, chunkBytes: Int
+    ) throws -> OpenedJournal {
         let journalPath = path + "-segments"
         let (link, inDatabase) = try read(pool, path: path) { db in (try JournalLink.read(db), try lastRevision(db)) }
         let contents = try SegmentJournal.read(path: journalPath)
@@ -84,7 +84,15 @@ extension Storage {
         let revision = segments.last?.last ?? inDatabase
         let next = link.succeeded(after: revision)
         do {
-            try pool.writeWithoutTransaction { db in try move(segments, entries: nil, link: next, db, durability) }
+            // In chunks, as the writer moves (see ``Storage/materialize(changedEntries:)``); the
+            // last one, or none, records the new journal.
+            let chunks = Self.chunks(of: segments, bytes: chunkBytes)
+            for (index, chunk) in chunks.enumerated() {
+                try pool.writeWithoutTransaction { db in
+                    try move(Array(chunk), entries: nil, link: index == chunks.count - 1 ? next : nil, db, durability)
+                }
+            }
+            if chunks.isEmpty { try pool.writeWithoutTransaction { db in try move([], entries: nil, link: next, db, durability) } }
         } catch {
             throw StorageError(path: path, message: "cannot move the segment journal into the database: \(describe(error))")
         }

@@ -144,7 +144,8 @@ package final class Storage: Sendable {
         } catch {
             throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
         }
-        let opened = try Self.openJournal(of: path, pool: pool, durability: durability, syncInterval: syncInterval)
+        let opened = try Self.openJournal(
+            of: path, pool: pool, durability: durability, syncInterval: syncInterval, chunkBytes: materialization.maxBytesPerTransaction)
         lastLogged.withLock { $0 = opened.revision }
         self.journal = opened.journal
         self.link = Mutex(opened.link)

@@ -33,7 +33,8 @@ import Testing
                     group.addTask {
                         let key = "f/\(connection)/\(lane)"
                         for value in 1... {
-                            guard (try? await client.put(key, json: "\(value)")) != nil else { return }
+                            // Until syncd dies, or the test gave up.
+                            guard !Task.isCancelled, (try? await client.put(key, json: "\(value)")) != nil else { return }
                             acknowledged.values.withLock { $0[key] = value }
                         }
                     }

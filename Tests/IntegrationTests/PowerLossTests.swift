@@ -53,7 +53,7 @@ struct PowerLossTests {
                         group.addTask {
                             let key = "p/\(connection)/\(lane)"
                             for value in 1... {
-                                if isAfterQuiet, acknowledged.all.count > 2_000 { break }
+                                if Task.isCancelled || isAfterQuiet && acknowledged.all.count > 2_000 { break }
                                 guard let result = try? await client.put(key, json: "\(value)") else { break }
                                 acknowledged.add(Acknowledged(key: key, value: value, revision: result.revision, at: .now))
                             }
