@@ -70,7 +70,8 @@ package final class SQLiteBackend: StateBackend {
             durability: BackendStatus.Durability(
                 mode: storage.durability.rawValue, syncInterval: storage.durability == .full ? .zero : storage.syncInterval,
                 unsyncedAge: unsynced.map { $0.since.duration(to: .now) } ?? .zero, unsyncedBytes: unsynced?.bytes ?? 0,
-                longestUnsyncedAge: storage.journal.longestUnsyncedAge, lateSyncs: storage.lateJournalSyncs))
+                longestUnsyncedAge: storage.journal.longestUnsyncedAge, lateSyncs: storage.lateJournalSyncs,
+                unmovedBytes: storage.unmovedBytes))
     }
 
     // MARK: The change log

@@ -98,7 +98,14 @@ extension Storage {
         }
         let journal = try SegmentJournal.create(
             path: journalPath, header: next.header(syncsEachAppend: syncsEachAppend), syncInterval: interval)
-        return OpenedJournal(journal: journal, link: next, revision: revision, recovery: recovery)
+        var linked = next
+        do {
+            try pool.writeWithoutTransaction { db in try forgetPreviousJournal(db) }
+            linked.previousSalt = 0
+        } catch {
+            // Left to the next replacement (see forgetPreviousJournal()).
+        }
+        return OpenedJournal(journal: journal, link: linked, revision: revision, recovery: recovery)
     }
 
     private static func read<T>(_ pool: DatabasePool, path: String, _ body: (Database) throws -> T) throws -> T {
@@ -138,6 +145,21 @@ extension Storage {
             try journal.replace(with: header)
             pending = nil
         }
+        try forgetPreviousJournal()
+    }
+
+    /// Records that the journal the database names is in place, once it is: a copy of the one
+    /// before it is refused from then on (see ``JournalLink/previousSalt``). A failure leaves it
+    /// to the next replacement; only such a copy put back by hand would go unnoticed meanwhile.
+    private func forgetPreviousJournal() throws {
+        guard link.withLock({ $0.previousSalt }) != 0 else { return }
+        try withWriter { db in try Self.forgetPreviousJournal(db) }
+        link.withLock { $0.previousSalt = 0 }
+    }
+
+    /// Clears the previous journal's salt in `db`'s `meta`.
+    static func forgetPreviousJournal(_ db: Database) throws {
+        try db.execute(sql: "UPDATE meta SET value = 0 WHERE name = 'journal_previous_salt'")
     }
 
     // MARK: Syncing within the interval
@@ -181,6 +203,11 @@ extension Storage {
         }
         if let failure { throw failure }
         return wrote
+    }
+
+    /// The bytes of the journal's records not yet moved into the database.
+    var unmovedBytes: UInt64 {
+        journaled.withLock { $0.reduce(0) { $0 + UInt64($1.body.count) } }
     }
 
     /// How many appends synced the journal themselves because the writer's sync was late.

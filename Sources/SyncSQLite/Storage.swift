@@ -32,6 +32,10 @@ package final class Storage: Sendable {
         /// journal moves in several, so the write-ahead log never needs its size several times
         /// over at once.
         var maxBytesPerTransaction = 8 << 20
+        /// The journal's size past which a move replaces it by an empty one. Below it the journal
+        /// keeps its moved records, which start-up skips: a replacement costs two syncs (the new
+        /// file and its directory), which the commits would wait for at every move.
+        var journalReplacementBytes: UInt64 = 32 << 20
     }
 
     /// The revisions committed since the `entries` table was last brought up to date: how many,
@@ -276,16 +280,22 @@ package final class Storage: Sendable {
     /// - Parameter changedEntries: What the engine's table changed since it last forgot its
     ///   changes (``EntryTable/changes``); asked only when there is something to write.
     /// - Returns: Whether it wrote what `changedEntries` gave.
+    /// - Parameter replacingJournal: Whether to replace the journal by an empty one even while it
+    ///   is smaller than ``MaterializationPolicy/journalReplacementBytes`` (at a clean stop).
     @discardableResult
-    func materialize(changedEntries: (() -> ChangedEntries)? = nil) throws -> Bool {
+    func materialize(changedEntries: (() -> ChangedEntries)? = nil, replacingJournal: Bool = false) throws -> Bool {
         try replacePendingJournal()
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
         let writesEntries = pending.since != nil && changedEntries != nil
-        guard writesEntries || !segments.isEmpty else { return false }
+        let journalSize = journal.size
+        let replaces =
+            journalSize >= materialization.journalReplacementBytes
+            || replacingJournal && journalSize > UInt64(journal.header?.encodedSize ?? 0)
+        guard writesEntries || !segments.isEmpty || replaces else { return false }
         // The database names the journal that replaces this one in the transaction that moves
         // this one's last segments: whichever of the two a crash leaves, start-up recognises it.
-        let next = segments.last.map { link.withLock { $0 }.succeeded(after: $0.last) }
+        let next = replaces ? link.withLock { $0 }.succeeded(after: lastLogged.withLock { $0 }) : nil
         do {
             // In chunks, each its own transaction: a large journal never needs its size several
             // times over in the write-ahead log at once. A chunk moved stays moved; the journal
@@ -301,8 +311,10 @@ package final class Storage: Sendable {
                 moved += chunk.count
                 journaled.withLock { $0.removeFirst(chunk.count) }
             }
-            if segments.isEmpty, writesEntries {
-                try withWriter { db in try Self.move([], entries: (changedEntries!(), pending.lastRevision), link: nil, db, durability) }
+            if segments.isEmpty, writesEntries || next != nil {
+                try withWriter { db in
+                    try Self.move([], entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
+                }
             }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
@@ -316,13 +328,16 @@ package final class Storage: Sendable {
             throw error
         }
         if writesEntries { unmaterialized.withLock { $0 = Unmaterialized() } }
+        if !segments.isEmpty { Failpoint.moveAfterCommit.hit() }
         if let next {
-            Failpoint.moveAfterCommit.hit()
             link.withLock { $0 = next }
             pendingJournal.withLock { $0 = next.header(syncsEachAppend: durability == .full) }
             // Should it fail, the next commit tries again before it appends, and is refused
             // until it succeeds: an append to the old journal would be read as stale.
             try replacePendingJournal()
+        } else {
+            // Every record the journal holds is in the database now, synced: none waits for a sync.
+            journal.noteDurableElsewhere()
         }
         return writesEntries
     }
@@ -567,7 +582,7 @@ package final class Storage: Sendable {
         try checkpointer?.close()
         let isClosed = pool.writeWithoutTransaction { $0.sqliteConnection == nil }
         if isClosed { return }
-        try materialize()
+        try materialize(replacingJournal: true)
         _ = try withWriter { try $0.checkpoint(.truncate) }
         try pool.close()
         journal.close()

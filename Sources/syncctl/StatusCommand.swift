@@ -39,6 +39,7 @@ struct StatusCommand: AsyncParsableCommand {
                     .number("unsyncedSeconds", durability.unsyncedSeconds)
                     .number("unsyncedBytes", durability.unsyncedBytes)
                     .number("longestUnsyncedSeconds", durability.longestUnsyncedSeconds)
+                    .number("unmovedBytes", durability.unmovedBytes)
             }
             print(
                 object
@@ -83,7 +84,11 @@ struct StatusCommand: AsyncParsableCommand {
                     durability.mode == "full"
                     ? "full (each write on disk before it is acknowledged)"
                     : "normal (a power cut loses at most the last \(Self.seconds(durability.syncIntervalSeconds)))"
-                return "\ndurability:         \(promise); \(unsynced); longest unsynced \(Self.seconds(durability.longestUnsyncedSeconds))"
+                return """
+
+                    durability:         \(promise); \(unsynced); longest unsynced \(Self.seconds(durability.longestUnsyncedSeconds)); \
+                    \(durability.unmovedBytes) bytes of the journal not yet in SQLite
+                    """
             }
             print(
                 """

@@ -22,13 +22,6 @@ struct PowerLossTests {
     static let cutsPerMode = Int(ProcessInfo.processInfo.environment["POWER_CUTS"] ?? "") ?? 3
     static let syncInterval = Duration.seconds(1)
 
-    struct Acknowledged: Sendable {
-        var key: String
-        var value: Int
-        var revision: UInt64
-        var at: ContinuousClock.Instant
-    }
-
     @Test(arguments: ["normal", "full"])
     func powerCutsLoseOnlyWhatThePromiseAllows(durability: String) async throws {
         let scratch = try Scratch()
@@ -42,23 +35,12 @@ struct PowerLossTests {
         var acknowledgedInAll = 0
         for cut in 0..<Self.cutsPerMode {
             let isAfterQuiet = cut % 2 == 1
-            let acknowledged = Collector<Acknowledged>()
-            let socket = scratch.socket
+            let acknowledged = Collector<AcknowledgedPut>()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for connection in 0..<3 {
-                    var configuration = SharedStateClient.Configuration(socketPath: socket, clientName: "writer-\(connection)")
-                    configuration.reconnects = false
-                    let client = try await SharedStateClient.connect(configuration)
-                    for lane in 0..<4 {
-                        group.addTask {
-                            let key = "p/\(connection)/\(lane)"
-                            for value in 1... {
-                                if Task.isCancelled || isAfterQuiet && acknowledged.all.count > 2_000 { break }
-                                guard let result = try? await client.put(key, json: "\(value)") else { break }
-                                acknowledged.add(Acknowledged(key: key, value: value, revision: result.revision, at: .now))
-                            }
-                        }
-                    }
+                // Until the power is cut; after a quiet period, 2,000 first.
+                try await group.addWriters(socket: scratch.socket, prefix: "p", connections: 3, lanes: 4) { put in
+                    acknowledged.add(put)
+                    return !isAfterQuiet || acknowledged.all.count <= 2_000
                 }
                 if isAfterQuiet {
                     // Sustained load, then quiet longer than the interval: nothing may be lost.
@@ -94,8 +76,8 @@ struct PowerLossTests {
 
     /// Replays the change log from revision 0 and checks `acknowledged` against it; returns the
     /// acknowledged writes it does not hold.
-    private func check(_ acknowledged: [Acknowledged], cutAt: ContinuousClock.Instant, scratch: Scratch) async throws -> (
-        lost: [Acknowledged], revision: UInt64
+    private func check(_ acknowledged: [AcknowledgedPut], cutAt: ContinuousClock.Instant, scratch: Scratch) async throws -> (
+        lost: [AcknowledgedPut], revision: UInt64
     ) {
         let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "checker"))
         let listing = try await reader.list(prefix: "p/")
@@ -117,7 +99,7 @@ struct PowerLossTests {
         #expect(replayed.keys.sorted() == Array(1...max(revision, 1)).prefix(Int(revision)).map { $0 })
         // The entries are what the log says, with no torn value.
         for entry in listing.entries { #expect(latest[entry.key] == entry.value, "\(entry.key) holds what its last change did not write") }
-        var lost: [Acknowledged] = []
+        var lost: [AcknowledgedPut] = []
         for write in acknowledged {
             guard write.revision <= revision else {
                 lost.append(write)

@@ -225,9 +225,14 @@ import Testing
         let path = directory.file("state.sqlite")
         let storage = try Storage(path: path, durability: .normal)
         try storage.commit([put(1, "a"), put(2, "b")])
-        // As if syncd died between moving the journal into the database and replacing it.
+        // As if syncd died between moving the journal into the database and replacing it: the
+        // database names the next journal and still accepts this one's salt as the previous.
         let journal = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
-        try storage.materialize()
+        let salt = try scan(path + "-segments").header.salt
+        try storage.materialize(replacingJournal: true)
+        try storage.withWriter { db in
+            try db.execute(sql: "UPDATE meta SET value = ? WHERE name = 'journal_previous_salt'", arguments: [Int64(bitPattern: salt)])
+        }
         try journal.write(to: URL(fileURLWithPath: path + "-segments"))
 
         let restarted = try Storage(path: path, durability: .normal)
@@ -285,10 +290,11 @@ import Testing
         try reopened.commit([put(3, "c")])
         try reopened.materialize()
         try reopened.commit([put(4, "d")])
-        reopened.journal.close()
+        // A clean stop: the journal is moved and replaced by one continuing from revision 4.
+        try reopened.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         try FileManager.default.copyItem(atPath: directory.file("older.sqlite"), toPath: path)
-        expectRefusal(path, "ends at revision 1", "continues from revision 3", "\(path)-wal")
+        expectRefusal(path, "ends at revision 1", "continues from revision 4", "\(path)-wal")
         #expect(try JournalRepair(databasePath: path).report.contains("dropping it loses: revisions 2–4"))
     }
 
@@ -298,11 +304,11 @@ import Testing
         let storage = try Storage(path: path, durability: .normal)
         try storage.commit([put(1, "a")])
         let older = try Data(contentsOf: URL(fileURLWithPath: path + "-segments"))
-        try storage.materialize()
-        try storage.commit([put(2, "b")])
-        try storage.materialize()
-        try storage.commit([put(3, "c")])
-        storage.journal.close()
+        // Replaced at the clean stop; after the next start, one more write.
+        try storage.close()
+        let reopened = try Storage(path: path, durability: .normal)
+        try reopened.commit([put(2, "b")])
+        reopened.journal.close()
         try older.write(to: URL(fileURLWithPath: path + "-segments"))
         expectRefusal(path, "is not the one the database names", "older copy")
     }

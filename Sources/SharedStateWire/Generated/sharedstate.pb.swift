@@ -1307,6 +1307,12 @@ public nonisolated struct Sharedstate_V1_StatusResponse: @unchecked Sendable {
     set {_uniqueStorage()._longestUnsyncedSeconds = newValue}
   }
 
+  /// The bytes of the journal's records not yet moved into SQLite (0 when every one is).
+  public var unmovedBytes: UInt64 {
+    get {_storage._unmovedBytes}
+    set {_uniqueStorage()._unmovedBytes = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3568,7 +3574,7 @@ nonisolated extension Sharedstate_V1_StatusRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0\u{1}backend\0\u{3}backend_revision\0\u{3}stale_since\0\u{1}durability\0\u{3}sync_interval_seconds\0\u{3}unsynced_seconds\0\u{3}unsynced_bytes\0\u{3}longest_unsynced_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0\u{1}keys\0\u{1}clients\0\u{1}watches\0\u{3}compacted_revision\0\u{3}database_bytes\0\u{3}uptime_seconds\0\u{3}server_version\0\u{3}database_path\0\u{1}backend\0\u{3}backend_revision\0\u{3}stale_since\0\u{1}durability\0\u{3}sync_interval_seconds\0\u{3}unsynced_seconds\0\u{3}unsynced_bytes\0\u{3}longest_unsynced_seconds\0\u{3}unmoved_bytes\0")
 
   fileprivate class _StorageClass {
     var _revision: UInt64 = 0
@@ -3588,6 +3594,7 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
     var _unsyncedSeconds: Double = 0
     var _unsyncedBytes: UInt64 = 0
     var _longestUnsyncedSeconds: Double = 0
+    var _unmovedBytes: UInt64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3615,6 +3622,7 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
       _unsyncedSeconds = source._unsyncedSeconds
       _unsyncedBytes = source._unsyncedBytes
       _longestUnsyncedSeconds = source._longestUnsyncedSeconds
+      _unmovedBytes = source._unmovedBytes
     }
   }
 
@@ -3650,6 +3658,7 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
         case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._unsyncedSeconds) }()
         case 16: try { try decoder.decodeSingularUInt64Field(value: &_storage._unsyncedBytes) }()
         case 17: try { try decoder.decodeSingularDoubleField(value: &_storage._longestUnsyncedSeconds) }()
+        case 18: try { try decoder.decodeSingularUInt64Field(value: &_storage._unmovedBytes) }()
         default: break
         }
       }
@@ -3709,6 +3718,9 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
       if _storage._longestUnsyncedSeconds.bitPattern != 0 {
         try visitor.visitSingularDoubleField(value: _storage._longestUnsyncedSeconds, fieldNumber: 17)
       }
+      if _storage._unmovedBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._unmovedBytes, fieldNumber: 18)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3735,6 +3747,7 @@ nonisolated extension Sharedstate_V1_StatusResponse: SwiftProtobuf.Message, Swif
         if _storage._unsyncedSeconds != rhs_storage._unsyncedSeconds {return false}
         if _storage._unsyncedBytes != rhs_storage._unsyncedBytes {return false}
         if _storage._longestUnsyncedSeconds != rhs_storage._longestUnsyncedSeconds {return false}
+        if _storage._unmovedBytes != rhs_storage._unmovedBytes {return false}
         return true
       }
       if !storagesAreEqual {return false}

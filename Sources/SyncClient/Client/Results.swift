@@ -105,6 +105,8 @@ public struct DurabilityStatus: Sendable, Hashable {
     public var unsyncedBytes: UInt64
     /// The longest any acknowledged write waited unsynced since syncd started.
     public var longestUnsyncedSeconds: Double
+    /// The bytes of the journal's records not yet moved into SQLite.
+    public var unmovedBytes: UInt64
 }
 
 /// One client connected to syncd.

@@ -352,7 +352,8 @@ public final class SharedStateClient: Sendable {
                 ? nil
                 : DurabilityStatus(
                     mode: status.durability, syncIntervalSeconds: status.syncIntervalSeconds, unsyncedSeconds: status.unsyncedSeconds,
-                    unsyncedBytes: status.unsyncedBytes, longestUnsyncedSeconds: status.longestUnsyncedSeconds)
+                    unsyncedBytes: status.unsyncedBytes, longestUnsyncedSeconds: status.longestUnsyncedSeconds,
+                    unmovedBytes: status.unmovedBytes)
         )
     }
 

@@ -107,10 +107,15 @@ package struct BackendStatus: Sendable {
         package var longestUnsyncedAge: Duration
         /// The appends that synced the journal themselves because the writer's sync was late.
         package var lateSyncs: Int
+        /// The bytes of the journal's records not yet moved into the database.
+        package var unmovedBytes: UInt64
 
         package init(
-            mode: String, syncInterval: Duration, unsyncedAge: Duration, unsyncedBytes: UInt64, longestUnsyncedAge: Duration, lateSyncs: Int
+            mode: String, syncInterval: Duration, unsyncedAge: Duration, unsyncedBytes: UInt64, longestUnsyncedAge: Duration,
+            lateSyncs: Int,
+            unmovedBytes: UInt64
         ) {
+            self.unmovedBytes = unmovedBytes
             self.mode = mode
             self.syncInterval = syncInterval
             self.unsyncedAge = unsyncedAge

@@ -36,6 +36,7 @@ package final class DaemonMetrics: Sendable {
     private let journalUnsyncedBytes: Gauge
     private let journalLongestUnsyncedSeconds: Gauge
     private let journalSyncIntervalSeconds: Gauge
+    private let journalUnmovedBytes: Gauge
     private let journalLateSyncs: Counter
     /// The late syncs the counter holds: the store counts them, the counter follows at each render.
     private let journalLateSyncsCounted = Mutex(0)
@@ -89,6 +90,7 @@ package final class DaemonMetrics: Sendable {
         journalSyncIntervalSeconds = gauge(
             "syncd_journal_sync_interval_seconds",
             "The longest an acknowledged write may stay unsynced (--sync-interval; 0 with --durability full).")
+        journalUnmovedBytes = gauge("syncd_journal_unmoved_bytes", "Bytes of the journal's records not yet moved into the database.")
         journalLateSyncs = counter(
             "syncd_journal_late_syncs_total",
             "Writes that waited for the disk because the journal had gone unsynced longer than the sync interval.")
@@ -162,6 +164,7 @@ package final class DaemonMetrics: Sendable {
             journalUnsyncedBytes.set(Double(durability.unsyncedBytes))
             journalLongestUnsyncedSeconds.set(durability.longestUnsyncedAge.seconds)
             journalSyncIntervalSeconds.set(durability.syncInterval.seconds)
+            journalUnmovedBytes.set(Double(durability.unmovedBytes))
             journalLateSyncsCounted.withLock { counted in
                 if durability.lateSyncs > counted { journalLateSyncs.increment(by: Int64(durability.lateSyncs - counted)) }
                 counted = max(counted, durability.lateSyncs)

@@ -13,7 +13,8 @@ package struct JournalLink: Sendable, Equatable {
     /// The salt of the journal that continues the database; 0 while none is linked (a database
     /// from before the link, or a backup copy).
     package var salt: UInt64
-    /// The salt of the journal before it.
+    /// The salt of the journal before it, while the current one may not be in place yet (a
+    /// move committed, the journal not yet replaced); 0 once it is.
     package var previousSalt: UInt64
     /// The revision the current journal starts after.
     package var baseRevision: UInt64

@@ -73,8 +73,8 @@ package enum JournalRecovery {
             guard link.isLinked else { return .create }
             return refuse(
                 """
-                the segment journal \(journal) is missing: the database names one continuing after revision \(link.baseRevision), \
-                which held every write acknowledged since; put it back (the database, its -wal and its -segments are copied \
+                the segment journal \(journal) is missing: the database names one, which held every write acknowledged after \
+                revision \(databaseRevision), the database's last; put it back (the database, its -wal and its -segments are copied \
                 together, or made with `syncctl backup`)
                 """,
                 loss: unknownLoss)

@@ -107,14 +107,16 @@ package struct JournalRepair: Sendable {
                 done.append("moved \(journalPath) to \(aside)")
             }
             let next = link.succeeded(after: databaseRevision)
+            let queue: DatabaseQueue
             do {
-                let queue = try DatabaseQueue(path: databasePath)
+                queue = try DatabaseQueue(path: databasePath)
                 try queue.writeWithoutTransaction { db in try Storage.move([], entries: nil, link: next, db, .full) }
-                try queue.close()
             } catch {
                 throw StorageError(path: databasePath, message: "cannot record the new journal: \(Storage.describe(error))")
             }
             _ = try SegmentJournal.create(path: journalPath, header: next.header(syncsEachAppend: false), syncInterval: nil)
+            try? queue.writeWithoutTransaction { db in try Storage.forgetPreviousJournal(db) }
+            try? queue.close()
             done.append("started a new journal after revision \(databaseRevision)")
             return done.joined(separator: "\n")
         }

@@ -207,6 +207,15 @@ package final class SegmentJournal: Sendable {
         }
     }
 
+    /// Notes that every record appended so far is durable elsewhere (moved into the database,
+    /// which synced it): none waits for a sync any more.
+    package func noteDurableElsewhere() {
+        file.withLock { file in
+            if let since = file?.unsynced?.since { noteSynced(age: since.duration(to: .now)) }
+            file?.unsynced = nil
+        }
+    }
+
     private func noteSynced(age: Duration) {
         longestUnsynced.withLock { $0 = max($0, age) }
     }

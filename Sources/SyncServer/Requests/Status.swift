@@ -55,6 +55,7 @@ extension Sharedstate_V1_StatusRequest: ClientRequest {
                 $0.unsyncedSeconds = durability.unsyncedAge.seconds
                 $0.unsyncedBytes = durability.unsyncedBytes
                 $0.longestUnsyncedSeconds = durability.longestUnsyncedAge.seconds
+                $0.unmovedBytes = durability.unmovedBytes
             }
         }
     }

@@ -419,7 +419,7 @@ class StatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StatusResponse(_message.Message):
-    __slots__ = ["backend", "backend_revision", "clients", "compacted_revision", "database_bytes", "database_path", "durability", "keys", "longest_unsynced_seconds", "revision", "server_version", "stale_since", "sync_interval_seconds", "unsynced_bytes", "unsynced_seconds", "uptime_seconds", "watches"]
+    __slots__ = ["backend", "backend_revision", "clients", "compacted_revision", "database_bytes", "database_path", "durability", "keys", "longest_unsynced_seconds", "revision", "server_version", "stale_since", "sync_interval_seconds", "unmoved_bytes", "unsynced_bytes", "unsynced_seconds", "uptime_seconds", "watches"]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     BACKEND_REVISION_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
@@ -433,6 +433,7 @@ class StatusResponse(_message.Message):
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     STALE_SINCE_FIELD_NUMBER: _ClassVar[int]
     SYNC_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    UNMOVED_BYTES_FIELD_NUMBER: _ClassVar[int]
     UNSYNCED_BYTES_FIELD_NUMBER: _ClassVar[int]
     UNSYNCED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
@@ -450,11 +451,12 @@ class StatusResponse(_message.Message):
     server_version: str
     stale_since: float
     sync_interval_seconds: float
+    unmoved_bytes: int
     unsynced_bytes: int
     unsynced_seconds: float
     uptime_seconds: float
     watches: int
-    def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ..., backend: _Optional[str] = ..., backend_revision: _Optional[int] = ..., stale_since: _Optional[float] = ..., durability: _Optional[str] = ..., sync_interval_seconds: _Optional[float] = ..., unsynced_seconds: _Optional[float] = ..., unsynced_bytes: _Optional[int] = ..., longest_unsynced_seconds: _Optional[float] = ...) -> None: ...
+    def __init__(self, revision: _Optional[int] = ..., keys: _Optional[int] = ..., clients: _Optional[int] = ..., watches: _Optional[int] = ..., compacted_revision: _Optional[int] = ..., database_bytes: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., database_path: _Optional[str] = ..., backend: _Optional[str] = ..., backend_revision: _Optional[int] = ..., stale_since: _Optional[float] = ..., durability: _Optional[str] = ..., sync_interval_seconds: _Optional[float] = ..., unsynced_seconds: _Optional[float] = ..., unsynced_bytes: _Optional[int] = ..., longest_unsynced_seconds: _Optional[float] = ..., unmoved_bytes: _Optional[int] = ...) -> None: ...
 
 class TransactionRequest(_message.Message):
     __slots__ = ["cause", "compares", "on_failure", "on_success"]
