@@ -34,6 +34,64 @@ package enum LogSegment {
         return revisions
     }
 
+    /// `segments`, consecutive, as rows of the change log: consecutive segments merged into rows
+    /// of up to `mergedBytes`, and a segment larger than `maxBytes` split between its revisions.
+    /// A move inserts one row for many commit groups: SQLite's cost per row, not per byte, was
+    /// most of a move's.
+    ///
+    /// - Throws: ``DecodingError`` when a body is not a segment of its revisions.
+    package static func rows(of segments: [JournalScan.Segment], mergedBytes: Int, maxBytes: Int) throws -> [JournalScan.Segment] {
+        var rows: [JournalScan.Segment] = []
+        var run: [JournalScan.Segment] = []
+        var runBytes = 0
+        func closeRun() {
+            guard let first = run.first, let last = run.last else { return }
+            if run.count == 1 {
+                rows.append(first)
+            } else {
+                rows.append(JournalScan.Segment(first: first.first, last: last.last, body: merge(run)))
+            }
+            run = []
+            runBytes = 0
+        }
+        for segment in segments {
+            if segment.body.count > maxBytes {
+                closeRun()
+                rows += try split(segment, maxBytes: maxBytes)
+                continue
+            }
+            if runBytes + segment.body.count > mergedBytes { closeRun() }
+            run.append(segment)
+            runBytes += segment.body.count
+        }
+        closeRun()
+        return rows
+    }
+
+    /// The body of one row holding `run`'s segments: a segment of several revisions is already
+    /// its records as fields, one of a single revision is the record, written here as a field.
+    private static func merge(_ run: [JournalScan.Segment]) -> Data {
+        let size = run.reduce(0) { total, segment in
+            total + (segment.first == segment.last ? 1 + ProtobufFieldWriter.lengthDelimitedSize(segment.body.count) : segment.body.count)
+        }
+        var body = Data(count: size)
+        body.withUnsafeMutableBytes { buffer in
+            var writer = ProtobufFieldWriter(base: buffer.baseAddress!)
+            for segment in run {
+                segment.body.withUnsafeBytes { bytes in
+                    if segment.first == segment.last {
+                        writer.bytesField(WireFields.LogSegment.revisions, bytes)
+                    } else if let source = bytes.baseAddress, bytes.count > 0 {
+                        (buffer.baseAddress! + writer.offset).copyMemory(from: source, byteCount: bytes.count)
+                        writer.offset += bytes.count
+                    }
+                }
+            }
+            assert(writer.offset == size, "the merged row's size was computed wrong")
+        }
+        return body
+    }
+
     /// `segment` as rows of at most `maxBytes` each, split between its revisions (a revision's
     /// record larger than that is a row of its own); the segment itself when it fits.
     ///

@@ -54,11 +54,32 @@ extension SQLiteBackend: RevisionStore {
     /// With `--durability full` a commit waits for an fsync.
     package var commitsOnSubmittingThread: Bool { storage.durability != .full }
 
-    /// When the journal is next synced or moved into the database (see ``Storage/maintenanceDeadline``).
+    /// When the journal is next moved into the database (see ``Storage/maintenanceDeadline``).
     package var maintenanceDeadline: ContinuousClock.Instant? { storage.maintenanceDeadline }
 
-    /// Syncs the journal, or moves it into the database and brings its `entries` table up to
-    /// date with the committed state, whichever is due (see ``Storage/maintain(changedEntries:)``).
+    /// Half a sync interval after the journal's oldest unsynced record (see ``Storage/journalSyncDeadline``).
+    package var syncDeadline: ContinuousClock.Instant? { storage.journalSyncDeadline }
+
+    /// Syncs the journal (``SegmentJournal/sync()``), while commits go on; a failure is logged
+    /// once per 10 s with a count, and the next append that finds the journal unsynced longer
+    /// than the interval syncs it itself, or is refused.
+    package func syncAppended() {
+        do {
+            try storage.journal.sync()
+            if let failures = syncFailures.withLock({ $0.succeeded() }) {
+                logger.notice("the journal syncs again", metadata: ["database": "\(storage.path)", "failures": "\(failures)"])
+            }
+        } catch {
+            if let failures = syncFailures.withLock({ $0.failed(at: .now) }) {
+                logger.error(
+                    "could not sync the journal; will retry",
+                    metadata: ["database": "\(storage.path)", "error": "\(error)", "failures": "\(failures)"])
+            }
+        }
+    }
+
+    /// Moves the journal into the database and brings its `entries` table up to date with the
+    /// committed state (see ``Storage/maintain(changedEntries:)``).
     /// A failure loses nothing: the journal has every change, the engine's table keeps its marks,
     /// and the writer tries again later; it is logged once per 10 s with a count.
     package func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool {
@@ -66,14 +87,14 @@ extension SQLiteBackend: RevisionStore {
             let wrote = try withoutActuallyEscaping(changedEntries) { try storage.maintain(changedEntries: $0) }
             if let failures = maintenanceFailures.withLock({ $0.succeeded() }) {
                 logger.notice(
-                    "the journal is synced and moved into the database again",
+                    "the journal is moved into the database again",
                     metadata: ["database": "\(storage.path)", "failures": "\(failures)"])
             }
             return wrote
         } catch {
             if let failures = maintenanceFailures.withLock({ $0.failed(at: .now) }) {
                 logger.error(
-                    "could not move the journal into the database or sync it; will retry",
+                    "could not move the journal into the database; will retry",
                     metadata: ["database": "\(storage.path)", "error": "\(error)", "failures": "\(failures)"]
                 )
             }

@@ -25,6 +25,8 @@ package final class SQLiteBackend: StateBackend {
     private let start = Mutex<(revision: UInt64, lastSessionID: UInt64)>((0, 0))
     /// The maintenance failures, logged once per interval with a count.
     let maintenanceFailures = Mutex(RepeatedFailureLog())
+    /// The journal's failed syncs, logged the same way.
+    let syncFailures = Mutex(RepeatedFailureLog())
     /// The late syncs seen so far (see ``Storage/lateJournalSyncs``), and their log.
     let lateSyncsSeen = Mutex<(count: Int, log: RepeatedFailureLog)>((0, RepeatedFailureLog()))
 

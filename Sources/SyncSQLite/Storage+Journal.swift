@@ -140,6 +140,8 @@ extension Storage {
     ///
     /// - Throws: ``StorageError`` while it still fails: nothing may be appended meanwhile.
     func replacePendingJournal() throws {
+        // The common case, read without a lock on every commit: nothing pending.
+        guard hasJournalWork.load(ordering: .acquiring) else { return }
         try pendingJournal.withLock { pending in
             guard let header = pending else { return }
             try journal.replace(with: header)
@@ -152,9 +154,13 @@ extension Storage {
     /// before it is refused from then on (see ``JournalLink/previousSalt``). A failure leaves it
     /// to the next replacement; only such a copy put back by hand would go unnoticed meanwhile.
     private func forgetPreviousJournal() throws {
-        guard link.withLock({ $0.previousSalt }) != 0 else { return }
+        guard link.withLock({ $0.previousSalt }) != 0 else {
+            hasJournalWork.store(false, ordering: .releasing)
+            return
+        }
         try withWriter { db in try Self.forgetPreviousJournal(db) }
         link.withLock { $0.previousSalt = 0 }
+        hasJournalWork.store(false, ordering: .releasing)
     }
 
     /// Clears the previous journal's salt in `db`'s `meta`.
@@ -171,38 +177,16 @@ extension Storage {
         journal.unsynced.map { $0.since + syncInterval / 2 }
     }
 
-    /// When ``maintain(changedEntries:)`` is next due: the journal's sync or its move.
-    package var maintenanceDeadline: ContinuousClock.Instant? {
-        switch (materializationDeadline, journalSyncDeadline) {
-        case (let move?, let sync?): min(move, sync)
-        case (let move, let sync): move ?? sync
-        }
-    }
+    /// When ``maintain(changedEntries:)`` is next due: the journal's move into the database.
+    package var maintenanceDeadline: ContinuousClock.Instant? { materializationDeadline }
 
-    /// The store's maintenance between commits: the move into the database when it is due,
-    /// and the journal's sync when the move is not due or failed. Returns whether it wrote what
-    /// `changedEntries` gave.
+    /// The store's maintenance between commits: the move into the database when it is due.
+    /// Returns whether it wrote what `changedEntries` gave.
     ///
-    /// - Throws: The move's or the sync's error, after trying both; nothing is lost either way.
+    /// - Throws: The move's error; nothing is lost (the journal keeps every record).
     func maintain(changedEntries: () -> ChangedEntries) throws -> Bool {
-        var wrote = false
-        var failure: (any Error)?
-        if isMaterializationDue {
-            do {
-                wrote = try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
-            } catch {
-                failure = error
-            }
-        }
-        if let deadline = journalSyncDeadline, deadline <= .now {
-            do {
-                try journal.sync()
-            } catch {
-                failure = failure ?? error
-            }
-        }
-        if let failure { throw failure }
-        return wrote
+        guard isMaterializationDue else { return false }
+        return try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
     }
 
     /// The bytes of the journal's records not yet moved into the database.

@@ -9,23 +9,25 @@ import Synchronization
 /// and commits each group of revisions.
 ///
 /// A commit only appends the group to the ``SegmentJournal``, a file beside the database: one
-/// `write` (and an `fdatasync` with `--durability full`). ``materialize(changedEntries:)`` brings
-/// the database up to date in batches, in one transaction: the journal's segments become rows of
-/// the `changes` table, and the entries the engine's table marked changed are written to
-/// `entries` (a key written a thousand times between two batches once); then the journal is
-/// emptied. `entries` lets a restart start from
+/// `write` (and an `fdatasync` with `--durability full`, or when the journal went unsynced longer
+/// than the sync interval). ``materialize(changedEntries:)`` brings the database up to date in
+/// batches, in synced transactions: the journal's segments become rows of the `changes` table,
+/// and the entries the engine's table marked changed are written to `entries` (a key written a
+/// thousand times between two batches once); the journal is replaced by an empty one past a size
+/// and at a clean stop (`+Journal`). `entries` lets a restart start from
 /// the current values instead of the whole log; ``load()`` replays the `changes` rows after
 /// `entries_revision` and then the journal. Readers of the change log see the journal's segments
 /// after the table's rows.
 ///
-/// This file opens, loads, commits and materialises; `+ChangeLog` reads and compacts the log,
+/// This file opens, loads, commits and materialises; `+Journal` finds, checks, syncs and replaces
+/// the journal; `+ChangeLog` reads and compacts the log,
 /// `+Backup` copies the database out and reads a copy back in, `+Checkpoint` keeps the
 /// write-ahead log small.
 package final class Storage: Sendable {
     /// When the entries changed by commits are written to the `entries` table.
     package struct MaterializationPolicy: Sendable {
         /// After this many revisions.
-        var maxRevisions = 16_384
+        var maxRevisions = 131_072
         /// Or this long after the first revision not yet materialised.
         var maxDelay: Duration = .seconds(1)
         /// The most bytes of the journal's segments one transaction of a move takes: a large
@@ -79,6 +81,9 @@ package final class Storage: Sendable {
     /// The header of the journal that must replace the current one before the next append: the
     /// database names it already (a move committed, and replacing the journal failed).
     let pendingJournal = Mutex<JournalHeader?>(nil)
+    /// Whether a replacement is pending or the previous journal not yet forgotten: what
+    /// ``replacePendingJournal()`` has to do, read by every commit without a lock.
+    let hasJournalWork = Atomic<Bool>(true)
     /// The journal's segments, in order, for readers of the change log: each is removed only once
     /// the `changes` table holds it.
     let journaled: Mutex<[SegmentJournal.Segment]>
@@ -268,9 +273,10 @@ package final class Storage: Sendable {
     }
 
     /// Moves the journal's segments into the `changes` table and writes `changedEntries` (the
-    /// entries changed since the last call that wrote them) to the `entries` table, in one
-    /// transaction synced to disk, so a restart replays no log before that point; then empties the
-    /// journal, and drops what compaction has released. Call it only while no commit runs (the
+    /// entries changed since the last call that wrote them) to the `entries` table, in
+    /// transactions synced to disk, so a restart replays no log before that point; replaces the
+    /// journal when it grew past ``MaterializationPolicy/journalReplacementBytes``, and drops what
+    /// compaction has released. Call it only while no commit runs (the
     /// engine holds the right to commit). When it throws, nothing is lost: the journal still holds
     /// every change and the next call tries again.
     ///
@@ -332,18 +338,21 @@ package final class Storage: Sendable {
         if let next {
             link.withLock { $0 = next }
             pendingJournal.withLock { $0 = next.header(syncsEachAppend: durability == .full) }
+            hasJournalWork.store(true, ordering: .releasing)
             // Should it fail, the next commit tries again before it appends, and is refused
             // until it succeeds: an append to the old journal would be read as stale.
             try replacePendingJournal()
-        } else {
-            // Every record the journal holds is in the database now, synced: none waits for a sync.
-            journal.noteDurableElsewhere()
         }
         return writesEntries
     }
 
     /// The largest row of the `changes` table a segment is stored in whole.
     static let maxRowBytes = 256 << 20
+
+    /// The most bytes of consecutive commit groups a move merges into one row of the `changes`
+    /// table: large enough that a move inserts a few rows, small enough that a replay decodes
+    /// little it does not send.
+    static let mergedRowBytes = 1 << 20
 
     /// `segments` in runs of at most `bytes` bytes (at least one segment each), in order.
     static func chunks(of segments: [SegmentJournal.Segment], bytes: Int) -> [ArraySlice<SegmentJournal.Segment>] {
@@ -368,10 +377,12 @@ package final class Storage: Sendable {
         _ segments: [SegmentJournal.Segment], entries: (changed: ChangedEntries, through: UInt64)?, link: JournalLink?, _ db: Database,
         _ durability: Durability
     ) throws {
-        // Synced even with `--durability normal`: the journal is replaced next, and the database
-        // must not lose, in a power cut, what the journal no longer holds.
-        if durability != .full { try db.execute(sql: "PRAGMA synchronous = FULL") }
-        defer { if durability != .full { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
+        // A move that names a new journal is synced even with `--durability normal`: the old
+        // journal, and what it holds, goes once the transaction is in. Any other move is not:
+        // the journal keeps its records, and syncing it keeps the promise (see SegmentJournal).
+        let syncs = durability != .full && link != nil
+        if syncs { try db.execute(sql: "PRAGMA synchronous = FULL") }
+        defer { if syncs { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
         try inTransaction(db) { db in
             try insertRows(of: segments, db)
             if !segments.isEmpty { Failpoint.moveInTransaction.hit() }
@@ -429,13 +440,14 @@ package final class Storage: Sendable {
     /// Appends a row of the `changes` table for each segment, bound through the C API: GRDB's
     /// argument arrays cost more than the insert itself.
     ///
-    /// A segment larger than ``maxRowBytes`` becomes several rows, split between its revisions:
+    /// Consecutive segments are merged into rows of up to ``mergedRowBytes``; a segment larger
+    /// than ``maxRowBytes`` becomes several rows, split between its revisions:
     /// SQLite refuses a value of a billion bytes, and a group that could never be moved would
     /// hold the journal for good.
     static func insertRows(of segments: [SegmentJournal.Segment], _ db: Database) throws {
         guard !segments.isEmpty else { return }
         let handle = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)").sqliteStatement
-        for segment in try segments.flatMap({ try LogSegment.split($0, maxBytes: maxRowBytes) }) {
+        for segment in try LogSegment.rows(of: segments, mergedBytes: mergedRowBytes, maxBytes: maxRowBytes) {
             guard segment.body.count <= Int32.max else {
                 throw StorageError(
                     path: "", message: "revision \(segment.first)'s record of \(segment.body.count) bytes is too large for a row")

@@ -22,10 +22,13 @@ import Testing
 
         static let start = ContinuousClock.now
         static let maintenanceDelay = Duration.milliseconds(50)
+        static let syncDelay = Duration.milliseconds(20)
 
         var turns = CommitTurns<Int>()
         var now = start
         var maintenanceDeadline: ContinuousClock.Instant?
+        var syncDeadline: ContinuousClock.Instant?
+        var syncs = 0
         var loopCommits = [false, false]
         var writer = Writer.running
         var isWakePending = false
@@ -35,6 +38,7 @@ import Testing
 
         mutating func storeCommitted() {
             if maintenanceDeadline == nil { maintenanceDeadline = now + Self.maintenanceDelay }
+            if syncDeadline == nil { syncDeadline = now + Self.syncDelay }
         }
 
         mutating func wake(_ shouldWake: Bool) {
@@ -78,7 +82,7 @@ import Testing
         mutating func finish(on loop: Int) -> Bool {
             guard loopCommits[loop] else { return false }
             loopCommits[loop] = false
-            wake(turns.finishCommit(maintenanceDeadline: maintenanceDeadline))
+            wake(turns.finishCommit(maintenanceDeadline: maintenanceDeadline, syncDeadline: syncDeadline))
             return true
         }
 
@@ -95,10 +99,10 @@ import Testing
                 // The engine's writer: maintenance that came due during its commit goes next.
                 if let deadline = maintenanceDeadline, deadline <= now { maintain() }
                 writer = .running
-                _ = turns.finishCommit(maintenanceDeadline: maintenanceDeadline)
+                _ = turns.finishCommit(maintenanceDeadline: maintenanceDeadline, syncDeadline: syncDeadline)
                 return true
             case .running:
-                switch turns.nextForWriter(now: now, maintenanceDeadline: maintenanceDeadline, limit: 2) {
+                switch turns.nextForWriter(now: now, maintenanceDeadline: maintenanceDeadline, syncDeadline: syncDeadline, limit: 2) {
                 case .commit(let batch):
                     writer = .committing
                     committed += batch
@@ -106,6 +110,11 @@ import Testing
                 case .maintain:
                     writer = .committing
                     maintain()
+                case .sync:
+                    // No turn: the writer stays running, a loop may be committing meanwhile.
+                    #expect(syncDeadline.map { $0 <= now } == true, "a sync before it was due")
+                    syncs += 1
+                    syncDeadline = nil
                 case .wait(let until):
                     #expect(until <= now + CommitTurns<Int>.longestWait, "a wait without a bound")
                     writer = .waiting(until: until)
@@ -132,6 +141,9 @@ import Testing
             #expect(turns.queued.isEmpty, "writes queued for a writer nobody wakes, after \(events)")
             if let deadline = maintenanceDeadline {
                 #expect(until <= deadline, "the writer sleeps past its maintenance, after \(events)")
+            }
+            if let deadline = syncDeadline {
+                #expect(until <= deadline, "the writer sleeps past its sync, after \(events)")
             }
         }
 
@@ -193,6 +205,18 @@ import Testing
         // Due 50 ms after the first commit, each round 30 ms: done within a round of coming due.
         #expect(maintainedAt.map { $0 <= 3 } == true, "maintained at round \(String(describing: maintainedAt))")
         #expect(world.committed.count == world.submitted)
+    }
+
+    @Test func aSyncDueWhileALoopCommitsRunsWithoutWaitingForTheTurn() {
+        var turns = CommitTurns<Int>()
+        let now = ContinuousClock.now
+        let reserved = turns.reserveIfIdle()
+        #expect(reserved)
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: nil, syncDeadline: now, limit: 8) else {
+            Issue.record("the writer waited for the turn to sync")
+            return
+        }
+        #expect(turns.isCommitting && !turns.writerWantsTurn)
     }
 
     @Test func theWriterWakesForMaintenanceThatALoopsCommitMadeDue() {

@@ -22,6 +22,14 @@ package protocol RevisionStore: AnyObject, Sendable {
     /// When the store next wants ``performMaintenance(changedEntries:)``; nil while it wants none.
     var maintenanceDeadline: ContinuousClock.Instant? { get }
 
+    /// When the store next wants ``syncAppended()``; nil while everything committed is synced.
+    var syncDeadline: ContinuousClock.Instant? { get }
+
+    /// Makes what was committed and not yet synced durable (SQLite: syncs the journal). Needs no
+    /// turn to commit: the writer calls it while a commit may run on another thread. A failure
+    /// loses nothing and is the store's to report; the next commit or sync tries again.
+    func syncAppended()
+
     /// Work the store does between commits (SQLite: the journal moved into the database, and the
     /// current entries written to their table). Called when the writer is idle or
     /// ``maintenanceDeadline`` has passed, and before it stops.

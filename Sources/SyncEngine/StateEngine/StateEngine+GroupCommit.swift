@@ -26,7 +26,7 @@ package extension StateEngine {
             }
             // The writer waits until the store's maintenance is due: the queue wakes it when the
             // commit made that sooner.
-            queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline)
+            queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline, syncDeadline: store.syncDeadline)
             return true
         }
         return queue.enqueue(writes)
@@ -41,7 +41,9 @@ package extension StateEngine {
             await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
                 let thread = Thread { [self] in
                     writing: while true {
-                        switch queue.next(limit: configuration.maxWritesPerCommit, maintenanceDeadline: { store.maintenanceDeadline }) {
+                        switch queue.next(
+                            limit: configuration.maxWritesPerCommit, deadlines: { (store.maintenanceDeadline, store.syncDeadline) })
+                        {
                         case .commit(let batch):
                             commitAndAnswer(batch, to: store)
                             if Self.holdsRestore(batch) { FreedElsewhere.free(consume batch) } else { queue.recycle(batch) }
@@ -49,12 +51,16 @@ package extension StateEngine {
                             if store.maintenanceDeadline.map({ $0 <= .now }) == true { performMaintenance(of: store) }
                         case .maintain:
                             performMaintenance(of: store)
+                        case .sync:
+                            // No turn was taken: nothing to finish.
+                            store.syncAppended()
+                            continue writing
                         case .wait:
                             preconditionFailure("the queue waits itself")
                         case .stop:
                             break writing
                         }
-                        queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline)
+                        queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline, syncDeadline: store.syncDeadline)
                     }
                     performMaintenance(of: store)
                     finished.resume()

@@ -1,16 +1,19 @@
 /// Who commits next, as a value: an event loop committing its own turn's writes, the writer
-/// thread committing what queued, or the writer doing the store's maintenance (for SQLite: syncing
-/// the journal and moving it into the database). Every event returns what its caller must do;
+/// thread committing what queued, or the writer doing the store's maintenance (for SQLite: moving
+/// the journal into the database); and when the writer syncs what was appended, which needs no
+/// turn (for SQLite: the journal's `fdatasync`). Every event returns what its caller must do;
 /// nothing here blocks, locks or reads a clock, so every interleaving can be tested as values
 /// (`CommitTurnsTests`). ``WriteQueue`` drives it under one lock.
 ///
 /// The rules that make a lost wake-up impossible:
-/// - The writer never waits without a deadline: ``nextForWriter(now:maintenanceDeadline:limit:)``
-///   answers `.wait(until:)` with the store's maintenance deadline, never later than
-///   ``longestWait`` from now.
+/// - The writer never waits without a deadline: ``nextForWriter(now:maintenanceDeadline:syncDeadline:limit:)``
+///   answers `.wait(until:)` with the earlier of the store's maintenance and sync deadlines, never
+///   later than ``longestWait`` from now.
 /// - Whoever changes what the writer waits for wakes it: a write queued while the writer waits
 ///   and nobody commits; a commit that ends while the writer wants the turn, while writes are
-///   queued, or after which maintenance is due sooner than the writer would wake.
+///   queued, or after which maintenance or a sync is due sooner than the writer would wake.
+/// - A sync takes no turn: it runs while a loop commits, so the interval's bound never waits
+///   for a commit, and the loops keep committing their own writes meanwhile.
 /// - Maintenance that is due outranks the event loops' own commits: once the writer found it
 ///   due while a loop committed, no loop reserves another commit (``reserveIfIdle()``) until
 ///   the writer had its turn, so a loop that always has writes cannot starve the journal's
@@ -22,6 +25,8 @@ package struct CommitTurns<Write> {
         case commit([Write])
         /// Do the store's maintenance (the turn is the writer's); then call ``finishCommit(maintenanceDeadline:)``.
         case maintain
+        /// Sync what was appended; no turn is taken, so nothing to finish.
+        case sync
         /// Wait until this instant, or until woken, then ask again.
         case wait(until: ContinuousClock.Instant)
         /// The queue is closed and empty: stop.
@@ -78,30 +83,44 @@ package struct CommitTurns<Write> {
     /// Ends the commit (or maintenance) of whoever held the turn. Returns whether to wake the
     /// writer.
     ///
-    /// - Parameter maintenanceDeadline: When the store next wants maintenance, as it is now.
-    package mutating func finishCommit(maintenanceDeadline: ContinuousClock.Instant?) -> Bool {
+    /// - Parameters:
+    ///   - maintenanceDeadline: When the store next wants maintenance, as it is now.
+    ///   - syncDeadline: When the store next wants a sync, as it is now.
+    package mutating func finishCommit(maintenanceDeadline: ContinuousClock.Instant?, syncDeadline: ContinuousClock.Instant? = nil) -> Bool
+    {
         precondition(isCommitting, "a commit ended that nobody had begun")
         isCommitting = false
         guard let waitsUntil = writerWaitsUntil else { return false }
         if !queued.isEmpty || isClosed || writerWantsTurn { return true }
-        if let maintenanceDeadline, maintenanceDeadline < waitsUntil { return true }
+        if let deadline = Self.earlier(maintenanceDeadline, syncDeadline), deadline < waitsUntil { return true }
         return false
     }
 
+    private static func earlier(_ first: ContinuousClock.Instant?, _ second: ContinuousClock.Instant?) -> ContinuousClock.Instant? {
+        switch (first, second) {
+        case (let first?, let second?): min(first, second)
+        case (let first, let second): first ?? second
+        }
+    }
+
     /// What the writer does next, at `now`, with the store's maintenance due at
-    /// `maintenanceDeadline` (nil: none wanted): commit up to `limit` queued writes, maintain, wait
-    /// (always with a deadline), or stop. The writer calls it whenever it runs, after each
-    /// commit and after each wait.
+    /// `maintenanceDeadline` and its sync at `syncDeadline` (nil: none wanted): commit up to
+    /// `limit` queued writes, maintain, sync, wait (always with a deadline), or stop. The writer
+    /// calls it whenever it runs, after each commit, sync and wait.
     package mutating func nextForWriter(
-        now: ContinuousClock.Instant, maintenanceDeadline: ContinuousClock.Instant?, limit: Int
+        now: ContinuousClock.Instant, maintenanceDeadline: ContinuousClock.Instant?, syncDeadline: ContinuousClock.Instant? = nil,
+        limit: Int
     ) -> WriterAction {
         writerWaitsUntil = nil
         let isMaintenanceDue = maintenanceDeadline.map { $0 <= now } ?? false
+        let isSyncDue = syncDeadline.map { $0 <= now } ?? false
         if isCommitting {
+            // A sync needs no turn.
+            if isSyncDue { return .sync }
             // A loop commits: wait for the end of its commit, which wakes the writer when queued
             // writes or due maintenance want it.
             if isMaintenanceDue { writerWantsTurn = true }
-            return wait(now: now, deadline: isMaintenanceDue ? nil : maintenanceDeadline)
+            return wait(now: now, deadline: isMaintenanceDue ? syncDeadline : Self.earlier(maintenanceDeadline, syncDeadline))
         }
         if !queued.isEmpty {
             isCommitting = true
@@ -121,8 +140,9 @@ package struct CommitTurns<Write> {
             writerWantsTurn = false
             return .maintain
         }
+        if isSyncDue { return .sync }
         if isClosed { return .stop }
-        return wait(now: now, deadline: maintenanceDeadline)
+        return wait(now: now, deadline: Self.earlier(maintenanceDeadline, syncDeadline))
     }
 
     private mutating func wait(now: ContinuousClock.Instant, deadline: ContinuousClock.Instant?) -> WriterAction {

@@ -36,7 +36,7 @@ package final class WriteQueue: @unchecked Sendable {
 
     /// Reserves the next commit for the caller when no write is queued, no commit is running and
     /// the writer does not want its turn; the caller then commits and calls
-    /// ``finishCommit(maintenanceDeadline:)``. False when it must queue.
+    /// ``finishCommit(maintenanceDeadline:syncDeadline:)``. False when it must queue.
     func reserveIfIdle() -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -45,14 +45,17 @@ package final class WriteQueue: @unchecked Sendable {
 
     /// Blocks until the writer has something to do and returns it: writes to commit, or the
     /// store's maintenance (either way the writer holds the turn until it calls
-    /// ``finishCommit(maintenanceDeadline:)``); `.stop` once the queue is closed, empty and idle.
+    /// ``finishCommit(maintenanceDeadline:syncDeadline:)``); `.stop` once the queue is closed, empty and idle.
     ///
-    /// - Parameter maintenanceDeadline: The store's, read afresh at each look.
-    func next(limit: Int, maintenanceDeadline: () -> ContinuousClock.Instant?) -> CommitTurns<PendingWrite>.WriterAction {
+    /// - Parameter deadlines: The store's maintenance and sync deadlines, read afresh at each look.
+    func next(
+        limit: Int, deadlines: () -> (maintenance: ContinuousClock.Instant?, sync: ContinuousClock.Instant?)
+    ) -> CommitTurns<PendingWrite>.WriterAction {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let action = turns.nextForWriter(now: .now, maintenanceDeadline: maintenanceDeadline(), limit: limit)
+            let (maintenance, sync) = deadlines()
+            let action = turns.nextForWriter(now: .now, maintenanceDeadline: maintenance, syncDeadline: sync, limit: limit)
             guard case .wait(let until) = action else { return action }
             let remaining = ContinuousClock.now.duration(to: until)
             if remaining > .zero {
@@ -72,17 +75,19 @@ package final class WriteQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Ends a commit reserved by ``reserveIfIdle()`` or handed out by ``next(limit:maintenanceDeadline:)``,
+    /// Ends a commit reserved by ``reserveIfIdle()`` or handed out by ``next(limit:deadlines:)``,
     /// waking the writer when it has something to do.
     ///
-    /// - Parameter maintenanceDeadline: When the store next wants maintenance, read after the commit.
-    func finishCommit(maintenanceDeadline: ContinuousClock.Instant?) {
+    /// - Parameters:
+    ///   - maintenanceDeadline: When the store next wants maintenance, read after the commit.
+    ///   - syncDeadline: When it next wants a sync, read after the commit.
+    func finishCommit(maintenanceDeadline: ContinuousClock.Instant?, syncDeadline: ContinuousClock.Instant?) {
         condition.lock()
-        if turns.finishCommit(maintenanceDeadline: maintenanceDeadline) { condition.signal() }
+        if turns.finishCommit(maintenanceDeadline: maintenanceDeadline, syncDeadline: syncDeadline) { condition.signal() }
         condition.unlock()
     }
 
-    /// Refuses new writes; ``next(limit:maintenanceDeadline:)`` still hands out the ones already queued.
+    /// Refuses new writes; ``next(limit:deadlines:)`` still hands out the ones already queued.
     func close() {
         condition.lock()
         if turns.close() { condition.broadcast() }

@@ -9,8 +9,9 @@ import Synchronization
 /// The change log's newest commit groups, appended to a file beside the database
 /// (`<database>-segments`): a commit is one `write` of its ``LogSegment``, where a SQLite
 /// transaction took a page write, locks and three statements. ``Storage/materialize(changedEntries:)``
-/// moves the segments into the database's `changes` table in batches, then replaces the journal
-/// by an empty one (``replace(with:)``).
+/// moves the segments into the database's `changes` table in batches; the journal keeps them
+/// until it is replaced by an empty one (``replace(with:)``: past a size, at start-up and at a
+/// clean stop).
 ///
 /// The file is a ``JournalHeader`` and records (see ``JournalScan``). What an append survives:
 /// - every append is in the kernel's hands once ``append(first:last:body:)`` returns: a crash of
@@ -50,6 +51,9 @@ package final class SegmentJournal: Sendable {
         var size: UInt64
         var header: JournalHeader
         var unsynced: Unsynced?
+        /// While a ``sync()`` runs: the appends made since it began, which it may not cover.
+        var appendedDuringSync: Unsynced?
+        var isSyncing = false
     }
 
     /// The journal's file.
@@ -190,30 +194,47 @@ package final class SegmentJournal: Sendable {
             } else {
                 open.unsynced = Unsynced(since: open.unsynced?.since ?? now, bytes: (open.unsynced?.bytes ?? 0) + appended)
             }
+            if open.isSyncing {
+                open.appendedDuringSync = Unsynced(
+                    since: open.appendedDuringSync?.since ?? now, bytes: (open.appendedDuringSync?.bytes ?? 0) + appended)
+            }
             file = open
             return isLate
         }
     }
 
-    /// Syncs what was appended and not yet synced; does nothing when all of it is.
+    /// Syncs what was appended and not yet synced; does nothing when all of it is. Appends go on
+    /// meanwhile: the `fdatasync` runs outside the lock, on a descriptor of its own, and what was
+    /// appended while it ran counts as unsynced afterwards.
     ///
     /// - Throws: ``StorageError`` naming the file when `fdatasync` fails: the appends stay unsynced.
     package func sync() throws {
-        try file.withLock { (file: inout OpenFile?) throws in
-            guard let open = file, let unsynced = open.unsynced else { return }
-            guard fdatasync(open.descriptor) == 0 else { throw Self.error(path, "cannot sync", errno) }
-            noteSynced(age: unsynced.since.duration(to: .now))
-            file?.unsynced = nil
+        let started = file.withLock { file -> (descriptor: Int32, since: ContinuousClock.Instant)? in
+            guard var open = file, let unsynced = open.unsynced, !open.isSyncing else { return nil }
+            // A descriptor of its own: the journal may be replaced, and its own closed, meanwhile.
+            let descriptor = dup(open.descriptor)
+            guard descriptor >= 0 else { return nil }
+            open.isSyncing = true
+            open.appendedDuringSync = nil
+            file = open
+            return (descriptor, unsynced.since)
         }
-    }
-
-    /// Notes that every record appended so far is durable elsewhere (moved into the database,
-    /// which synced it): none waits for a sync any more.
-    package func noteDurableElsewhere() {
+        guard let started else { return }
+        let result = fdatasync(started.descriptor)
+        let failure = errno
+        _ = Glibc.close(started.descriptor)
         file.withLock { file in
-            if let since = file?.unsynced?.since { noteSynced(age: since.duration(to: .now)) }
-            file?.unsynced = nil
+            guard var open = file, open.isSyncing else { return }
+            open.isSyncing = false
+            if result == 0 {
+                noteSynced(age: started.since.duration(to: .now))
+                // What came after the sync began; a replacement meanwhile left nothing unsynced.
+                open.unsynced = open.unsynced == nil ? nil : open.appendedDuringSync
+            }
+            open.appendedDuringSync = nil
+            file = open
         }
+        if result != 0 { throw Self.error(path, "cannot sync", failure) }
     }
 
     private func noteSynced(age: Duration) {
@@ -231,6 +252,7 @@ package final class SegmentJournal: Sendable {
             let descriptor = try Self.makeFile(path: path, header: header)
             _ = Glibc.close(open.descriptor)
             if let since = open.unsynced?.since { noteSynced(age: since.duration(to: .now)) }
+            // A sync running on the old file finds this one not syncing and changes nothing.
             file = OpenFile(descriptor: descriptor, size: UInt64(header.encodedSize), header: header)
         }
     }
