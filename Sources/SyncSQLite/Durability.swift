@@ -1,11 +1,14 @@
-/// How hard a commit works before a write is acknowledged.
+/// How hard a commit works before a write is acknowledged (the README's "Durability" says what
+/// each mode promises).
 public enum Durability: String, Sendable, CaseIterable {
-    /// Each commit group is written to the segment journal (the kernel holds it), and the database
-    /// (WAL mode, `synchronous=NORMAL`) is synced each time the journal is moved into it: a commit
-    /// survives any crash of syncd or any process (SIGKILL included); the last commits before a
-    /// power loss may be lost.
+    /// Each commit group is appended to the segment journal (the kernel holds it) and answered: a
+    /// commit survives any crash of syncd (SIGKILL included). The journal is synced within the
+    /// sync interval (half of it by the writer; an append that finds it unsynced longer syncs it
+    /// first), so a power cut loses at most the writes acknowledged in the last interval, and
+    /// what is left is a prefix of the acknowledged history.
     case normal
-    /// Each commit group is synced to disk (`fdatasync` of the journal) before it is acknowledged,
-    /// power loss included; the database runs with `synchronous=FULL`.
+    /// Each commit group is synced to disk (`fdatasync` of the journal) before it is acknowledged:
+    /// nothing acknowledged is lost, power cuts included; the database runs with
+    /// `synchronous=FULL`.
     case full
 }

@@ -55,8 +55,6 @@ package extension StateEngine {
                             // No turn was taken: nothing to finish.
                             store.syncAppended()
                             continue writing
-                        case .wait:
-                            preconditionFailure("the queue waits itself")
                         case .stop:
                             break writing
                         }
@@ -157,7 +155,7 @@ package extension StateEngine {
             let started = ContinuousClock.now
             try store.persist(revisions, segment: plan.segment)
             metrics.commitLatency.record(ContinuousClock.now - started)
-            if commitFailures.withLock({ $0.sinceSuccess }) > 0, let failures = commitFailures.withLock({ $0.succeeded() }) {
+            if let failures = commitFailures.withLock({ $0.succeeded() }) {
                 logger.notice("commits succeed again", metadata: ["backend": "\(backend.name)", "failures": "\(failures)"])
             }
             metrics.commits.increment()

@@ -13,7 +13,7 @@ package struct RepeatedFailureLog: Sendable {
     /// Failures since the last line.
     private var unlogged = 0
     /// Failures since the last success.
-    package private(set) var sinceSuccess = 0
+    private var sinceSuccess = 0
     private var lastLogged: ContinuousClock.Instant?
 
     package init(interval: Duration = .seconds(10)) {

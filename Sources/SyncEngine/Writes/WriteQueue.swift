@@ -43,20 +43,36 @@ package final class WriteQueue: @unchecked Sendable {
         return turns.reserveIfIdle()
     }
 
+    /// What the writer thread does next (see ``CommitTurns/WriterAction``, less the waits, which
+    /// ``next(limit:deadlines:)`` does itself).
+    enum WriterWork {
+        case commit([PendingWrite])
+        case maintain
+        case sync
+        case stop
+    }
+
     /// Blocks until the writer has something to do and returns it: writes to commit, or the
     /// store's maintenance (either way the writer holds the turn until it calls
-    /// ``finishCommit(maintenanceDeadline:syncDeadline:)``); `.stop` once the queue is closed, empty and idle.
+    /// ``finishCommit(maintenanceDeadline:syncDeadline:)``), a sync (no turn), or `.stop` once
+    /// the queue is closed, empty and idle.
     ///
     /// - Parameter deadlines: The store's maintenance and sync deadlines, read afresh at each look.
     func next(
         limit: Int, deadlines: () -> (maintenance: ContinuousClock.Instant?, sync: ContinuousClock.Instant?)
-    ) -> CommitTurns<PendingWrite>.WriterAction {
+    ) -> WriterWork {
         condition.lock()
         defer { condition.unlock() }
         while true {
             let (maintenance, sync) = deadlines()
-            let action = turns.nextForWriter(now: .now, maintenanceDeadline: maintenance, syncDeadline: sync, limit: limit)
-            guard case .wait(let until) = action else { return action }
+            let until: ContinuousClock.Instant
+            switch turns.nextForWriter(now: .now, maintenanceDeadline: maintenance, syncDeadline: sync, limit: limit) {
+            case .commit(let batch): return .commit(batch)
+            case .maintain: return .maintain
+            case .sync: return .sync
+            case .stop: return .stop
+            case .wait(let deadline): until = deadline
+            }
             let remaining = ContinuousClock.now.duration(to: until)
             if remaining > .zero {
                 let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
