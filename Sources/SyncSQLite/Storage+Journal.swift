@@ -70,8 +70,10 @@ extension Storage {
         let syncsEachAppend = durability == .full
         let interval = syncsEachAppend ? nil : syncInterval
         let segments = try scan.map { try Self.segments(of: $0.segments, after: inDatabase, in: journalPath) } ?? []
+        // The journal names the boot it was started in, which tells a power cut's hole from damage
+        // (JournalRecovery): one from an earlier boot is replaced, so the name stays this boot's.
         if let scan, segments.isEmpty, scan.segments.isEmpty, scan.header.version == 2, link.isLinked,
-            scan.header.syncsEachAppend == syncsEachAppend
+            scan.header.syncsEachAppend == syncsEachAppend, scan.header.bootID == JournalHeader.currentBootID
         {
             // The usual start: the journal the database names, empty.
             return OpenedJournal(
@@ -79,8 +81,8 @@ extension Storage {
                 recovery: recovery)
         }
         // Anything else (records to move, a journal from before the link, none, one whose move
-        // finished, or one of the other durability mode) ends in a new journal that the database
-        // names.
+        // finished, one of the other durability mode or of an earlier boot) ends in a new journal
+        // that the database names.
         let revision = segments.last?.last ?? inDatabase
         let next = link.succeeded(after: revision)
         do {
