@@ -274,20 +274,23 @@ package final class Storage: Sendable {
 
     /// Moves the journal's segments into the `changes` table and writes `changedEntries` (the
     /// entries changed since the last call that wrote them) to the `entries` table, in
-    /// transactions synced to disk, so a restart replays no log before that point; replaces the
-    /// journal when it grew past ``MaterializationPolicy/journalReplacementBytes``, and drops what
-    /// compaction has released. Call it only while no commit runs (the
+    /// transactions of at most ``MaterializationPolicy/maxBytesPerTransaction``, so a restart
+    /// replays no log before that point; replaces the journal when it grew past
+    /// ``MaterializationPolicy/journalReplacementBytes`` (the transaction that names the new one
+    /// is synced; the others are not: the journal keeps their records and its own sync keeps the
+    /// promise), and drops what compaction has released. Call it only while no commit runs (the
     /// engine holds the right to commit). When it throws, nothing is lost: the journal still holds
     /// every change and the next call tries again.
     ///
     /// Without `changedEntries` (a storage used without an engine, or closing), only the journal
     /// moves: `entries` stays as it was, and a restart replays the log after it.
     ///
-    /// - Parameter changedEntries: What the engine's table changed since it last forgot its
-    ///   changes (``EntryTable/changes``); asked only when there is something to write.
+    /// - Parameters:
+    ///   - changedEntries: What the engine's table changed since it last forgot its changes
+    ///     (``EntryTable/changes``); asked only when there is something to write.
+    ///   - replacingJournal: Whether to replace the journal by an empty one even while it is
+    ///     smaller than ``MaterializationPolicy/journalReplacementBytes`` (at a clean stop).
     /// - Returns: Whether it wrote what `changedEntries` gave.
-    /// - Parameter replacingJournal: Whether to replace the journal by an empty one even while it
-    ///   is smaller than ``MaterializationPolicy/journalReplacementBytes`` (at a clean stop).
     @discardableResult
     func materialize(changedEntries: (() -> ChangedEntries)? = nil, replacingJournal: Bool = false) throws -> Bool {
         try replacePendingJournal()
