@@ -41,36 +41,33 @@ package enum LogSegment {
     ///
     /// - Throws: ``DecodingError`` when a body is not a segment of its revisions.
     package static func rows(of segments: [JournalScan.Segment], mergedBytes: Int, maxBytes: Int) throws -> [JournalScan.Segment] {
-        var rows: [JournalScan.Segment] = []
-        var run: [JournalScan.Segment] = []
-        var runBytes = 0
-        func closeRun() {
-            guard let first = run.first, let last = run.last else { return }
-            if run.count == 1 {
-                rows.append(first)
-            } else {
-                rows.append(JournalScan.Segment(first: first.first, last: last.last, body: merge(run)))
-            }
-            run = []
-            runBytes = 0
+        let pieces = try segments.flatMap { segment in segment.body.count > maxBytes ? try split(segment, maxBytes: maxBytes) : [segment] }
+        return chunks(of: pieces, bytes: mergedBytes).map { run in
+            run.count == 1 ? run[run.startIndex] : JournalScan.Segment(first: run.first!.first, last: run.last!.last, body: merge(run))
         }
-        for segment in segments {
-            if segment.body.count > maxBytes {
-                closeRun()
-                rows += try split(segment, maxBytes: maxBytes)
-                continue
+    }
+
+    /// `segments` in consecutive runs of at most `bytes` bytes of bodies (at least one segment
+    /// each), in order: the rows a move merges, and the transactions it moves them in.
+    package static func chunks(of segments: [JournalScan.Segment], bytes: Int) -> [ArraySlice<JournalScan.Segment>] {
+        var chunks: [ArraySlice<JournalScan.Segment>] = []
+        var start = segments.startIndex
+        var size = 0
+        for index in segments.indices {
+            if index > start, size + segments[index].body.count > bytes {
+                chunks.append(segments[start..<index])
+                start = index
+                size = 0
             }
-            if runBytes + segment.body.count > mergedBytes { closeRun() }
-            run.append(segment)
-            runBytes += segment.body.count
+            size += segments[index].body.count
         }
-        closeRun()
-        return rows
+        if start < segments.endIndex { chunks.append(segments[start...]) }
+        return chunks
     }
 
     /// The body of one row holding `run`'s segments: a segment of several revisions is already
     /// its records as fields, one of a single revision is the record, written here as a field.
-    private static func merge(_ run: [JournalScan.Segment]) -> Data {
+    private static func merge(_ run: ArraySlice<JournalScan.Segment>) -> Data {
         let size = run.reduce(0) { total, segment in
             total + (segment.first == segment.last ? 1 + ProtobufFieldWriter.lengthDelimitedSize(segment.body.count) : segment.body.count)
         }

@@ -39,10 +39,8 @@ extension SQLiteBackend: RevisionStore {
     /// disk until it catches up.
     private func sayJournalSyncedLate(_ late: Int) {
         let count = lateSyncsSeen.withLock { seen -> Int? in
-            var reported: Int?
-            for _ in seen.count..<late { reported = seen.log.failed(at: .now) ?? reported }
-            seen.count = late
-            return reported
+            defer { seen.count = late }
+            return seen.log.failed(at: .now, count: late - seen.count)
         }
         guard let count else { return }
         logger.warning(
@@ -54,8 +52,8 @@ extension SQLiteBackend: RevisionStore {
     /// With `--durability full` a commit waits for an fsync.
     package var commitsOnSubmittingThread: Bool { storage.durability != .full }
 
-    /// When the journal is next moved into the database (see ``Storage/maintenanceDeadline``).
-    package var maintenanceDeadline: ContinuousClock.Instant? { storage.maintenanceDeadline }
+    /// When the journal is next moved into the database (see ``Storage/materializationDeadline``).
+    package var maintenanceDeadline: ContinuousClock.Instant? { storage.materializationDeadline }
 
     /// Half a sync interval after the journal's oldest unsynced record (see ``Storage/journalSyncDeadline``).
     package var syncDeadline: ContinuousClock.Instant? { storage.journalSyncDeadline }

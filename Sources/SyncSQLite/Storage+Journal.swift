@@ -88,7 +88,7 @@ extension Storage {
         do {
             // In chunks, as the writer moves (see ``Storage/materialize(changedEntries:)``); the
             // last one, or none, records the new journal.
-            let chunks = Self.chunks(of: segments, bytes: chunkBytes)
+            let chunks = LogSegment.chunks(of: segments, bytes: chunkBytes)
             for (index, chunk) in chunks.enumerated() {
                 try pool.writeWithoutTransaction { db in
                     try move(Array(chunk), entries: nil, link: index == chunks.count - 1 ? next : nil, db, durability)
@@ -178,9 +178,6 @@ extension Storage {
     var journalSyncDeadline: ContinuousClock.Instant? {
         journal.unsynced.map { $0.since + syncInterval / 2 }
     }
-
-    /// When ``maintain(changedEntries:)`` is next due: the journal's move into the database.
-    package var maintenanceDeadline: ContinuousClock.Instant? { materializationDeadline }
 
     /// The store's maintenance between commits: the move into the database when it is due.
     /// Returns whether it wrote what `changedEntries` gave.

@@ -310,7 +310,7 @@ package final class Storage: Sendable {
             // times over in the write-ahead log at once. A chunk moved stays moved; the journal
             // keeps its segments until it is replaced, and start-up skips what the database holds.
             var moved = 0
-            for chunk in Self.chunks(of: segments, bytes: materialization.maxBytesPerTransaction) {
+            for chunk in LogSegment.chunks(of: segments, bytes: materialization.maxBytesPerTransaction) {
                 let isLast = moved + chunk.count == segments.count
                 try withWriter { db in
                     try Self.move(
@@ -356,23 +356,6 @@ package final class Storage: Sendable {
     /// table: large enough that a move inserts a few rows, small enough that a replay decodes
     /// little it does not send.
     static let mergedRowBytes = 1 << 20
-
-    /// `segments` in runs of at most `bytes` bytes (at least one segment each), in order.
-    static func chunks(of segments: [SegmentJournal.Segment], bytes: Int) -> [ArraySlice<SegmentJournal.Segment>] {
-        var chunks: [ArraySlice<SegmentJournal.Segment>] = []
-        var start = segments.startIndex
-        var size = 0
-        for index in segments.indices {
-            if index > start, size + segments[index].body.count > bytes {
-                chunks.append(segments[start..<index])
-                start = index
-                size = 0
-            }
-            size += segments[index].body.count
-        }
-        if start < segments.endIndex { chunks.append(segments[start...]) }
-        return chunks
-    }
 
     /// Moves `segments` into the `changes` table, writes `entries` to the `entries` table and
     /// `link` to `meta`, in one transaction on `db` (the writer's).

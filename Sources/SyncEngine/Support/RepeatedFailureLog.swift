@@ -20,10 +20,11 @@ package struct RepeatedFailureLog: Sendable {
         self.interval = interval
     }
 
-    /// Counts a failure at `now`; returns how many to report when a line is due, nil otherwise.
-    package mutating func failed(at now: ContinuousClock.Instant) -> Int? {
-        unlogged += 1
-        sinceSuccess += 1
+    /// Counts `count` failures at `now`; returns how many to report when a line is due, nil
+    /// otherwise.
+    package mutating func failed(at now: ContinuousClock.Instant, count: Int = 1) -> Int? {
+        unlogged += count
+        sinceSuccess += count
         guard lastLogged.map({ $0.duration(to: now) >= interval }) ?? true else { return nil }
         defer {
             unlogged = 0
