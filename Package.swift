@@ -273,6 +273,8 @@ let package = Package(
             dependencies: [
                 "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
                 .product(name: "Logging", package: "swift-log"),
+                // To read a stopped syncd's database as it was left.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

@@ -71,6 +71,8 @@ package extension Storage {
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
         let journaled = journaled.withLock { $0 }
+        // Before the read: a move that inserts them into `sessions` afterwards is in what it reads.
+        let journaledWriters = journaledWriters.withLock { $0 }
         return try await withReader { db in
             let compacted = try Self.meta("compacted_revision", db)
             var found: [LoggedChange] = []
@@ -103,10 +105,12 @@ package extension Storage {
                     }
                 }
             }
-            // Who the sessions were, recorded with their first revisions.
+            // Who the sessions were, recorded with their first revisions: in the journal, or
+            // in the `sessions` table once moved.
             sessions.remove(0)
             var writers: [UInt64: WriterIdentity] = [:]
-            for session in sessions {
+            for writer in journaledWriters where sessions.contains(writer.session) { writers[writer.session] = writer }
+            for session in sessions where writers[session] == nil {
                 guard
                     let row = try Row.fetchOne(
                         db, sql: "SELECT client_name, pid, uid, gid FROM sessions WHERE session_id = ?",
@@ -162,6 +166,7 @@ package extension Storage {
             )
         }
         while true {
+            Failpoint.compactionBeforeDelete.hit()
             let deleted = try await withWriterTransaction { db in
                 try db.execute(
                     sql: """
@@ -175,7 +180,6 @@ package extension Storage {
                 return db.changesCount
             }
             if deleted < chunk { return }
-            Failpoint.compactionBetweenChunks.hit()
         }
     }
 }

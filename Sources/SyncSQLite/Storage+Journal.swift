@@ -72,7 +72,7 @@ extension Storage {
         let segments = try scan.map { try Self.segments(of: $0.segments, after: inDatabase, in: journalPath) } ?? []
         // The journal names the boot it was started in, which tells a power cut's hole from damage
         // (JournalRecovery): one from an earlier boot is replaced, so the name stays this boot's.
-        if let scan, segments.isEmpty, scan.segments.isEmpty, scan.header.version == 2, link.isLinked,
+        if let scan, segments.isEmpty, scan.segments.isEmpty, scan.writers.isEmpty, scan.header.version == 2, link.isLinked,
             scan.header.syncsEachAppend == syncsEachAppend, scan.header.bootID == JournalHeader.currentBootID
         {
             // The usual start: the journal the database names, empty.
@@ -87,14 +87,19 @@ extension Storage {
         let next = link.succeeded(after: revision)
         do {
             // In chunks, as the writer moves (see ``Storage/materialize(changedEntries:)``); the
-            // last one, or none, records the new journal.
+            // last one, or none, records the new journal; the first inserts the writers it names.
             let chunks = LogSegment.chunks(of: segments, bytes: chunkBytes)
+            let writers = scan?.writers ?? []
             for (index, chunk) in chunks.enumerated() {
                 try pool.writeWithoutTransaction { db in
-                    try move(Array(chunk), entries: nil, link: index == chunks.count - 1 ? next : nil, db, durability)
+                    try move(
+                        Array(chunk), writers: index == 0 ? writers : [], entries: nil, link: index == chunks.count - 1 ? next : nil, db,
+                        durability)
                 }
             }
-            if chunks.isEmpty { try pool.writeWithoutTransaction { db in try move([], entries: nil, link: next, db, durability) } }
+            if chunks.isEmpty {
+                try pool.writeWithoutTransaction { db in try move([], writers: writers, entries: nil, link: next, db, durability) }
+            }
         } catch {
             throw StorageError(path: path, message: "cannot move the segment journal into the database: \(describe(error))")
         }

@@ -87,6 +87,9 @@ package final class Storage: Sendable {
     /// The journal's segments, in order, for readers of the change log: each is removed only once
     /// the `changes` table holds it.
     let journaled: Mutex<[SegmentJournal.Segment]>
+    /// The writers the journal names that the `sessions` table does not hold yet: the next move
+    /// inserts them.
+    let journaledWriters = Mutex<[WriterIdentity]>([])
     /// What start-up did to the journal it found, when it did more than use it.
     package let journalRecovery: JournalRecoveryReport?
 
@@ -210,9 +213,9 @@ package final class Storage: Sendable {
         return loaded
     }
 
-    /// Commits consecutive revisions as one record of the journal (a ``LogSegment``), recording
-    /// in the `sessions` table first the writers it names that are new. Nothing of the group is
-    /// kept if it throws.
+    /// Commits consecutive revisions as one record of the journal (a ``LogSegment``), after a
+    /// record of the writers it names that are new (``JournalWriters``; the next move inserts
+    /// their `sessions` rows). Nothing of the group is kept if it throws.
     ///
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize(changedEntries:)`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
@@ -234,15 +237,10 @@ package final class Storage: Sendable {
         guard journal.isOpen else { throw closedError }
         try replacePendingJournal()
         if !writers.isEmpty {
-            // Before the revisions that name them: a row of a session whose revisions a crash
-            // lost only takes a little room.
-            try withWriterTransaction { db in
-                for writer in writers {
-                    try db.cachedStatement(
-                        sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
-                    ).execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
-                }
-            }
+            // Before the revisions that name them: a writer whose revisions a crash lost only
+            // takes a row of `sessions`.
+            try journal.append(writers: writers)
+            journaledWriters.withLock { $0 += writers }
         }
         let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
         let syncedLate = try journal.append(first: segment.first, last: segment.last, body: segment.body)
@@ -296,12 +294,14 @@ package final class Storage: Sendable {
         try replacePendingJournal()
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
+        // Inserted by the first transaction: before, or with, the revisions that name them.
+        var writers = journaledWriters.withLock { $0 }
         let writesEntries = pending.since != nil && changedEntries != nil
         let journalSize = journal.size
         let replaces =
             journalSize >= materialization.journalReplacementBytes
             || replacingJournal && journalSize > UInt64(journal.header?.encodedSize ?? 0)
-        guard writesEntries || !segments.isEmpty || replaces else { return false }
+        guard writesEntries || !segments.isEmpty || !writers.isEmpty || replaces else { return false }
         // The database names the journal that replaces this one in the transaction that moves
         // this one's last segments: whichever of the two a crash leaves, start-up recognises it.
         let next = replaces ? link.withLock { $0 }.succeeded(after: lastLogged.withLock { $0 }) : nil
@@ -314,16 +314,20 @@ package final class Storage: Sendable {
                 let isLast = moved + chunk.count == segments.count
                 try withWriter { db in
                     try Self.move(
-                        Array(chunk), entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil,
+                        Array(chunk), writers: writers, entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil,
                         link: isLast ? next : nil, db, durability)
                 }
                 moved += chunk.count
                 journaled.withLock { $0.removeFirst(chunk.count) }
+                forgetJournaled(&writers)
             }
-            if segments.isEmpty, writesEntries || next != nil {
+            if segments.isEmpty, writesEntries || next != nil || !writers.isEmpty {
                 try withWriter { db in
-                    try Self.move([], entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
+                    try Self.move(
+                        [], writers: writers, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db,
+                        durability)
                 }
+                forgetJournaled(&writers)
             }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
@@ -349,6 +353,13 @@ package final class Storage: Sendable {
         return writesEntries
     }
 
+    /// Forgets `writers`, the first of ``journaledWriters``, once a move inserted them.
+    private func forgetJournaled(_ writers: inout [WriterIdentity]) {
+        guard !writers.isEmpty else { return }
+        journaledWriters.withLock { $0.removeFirst(writers.count) }
+        writers = []
+    }
+
     /// The largest row of the `changes` table a segment is stored in whole.
     static let maxRowBytes = 256 << 20
 
@@ -357,11 +368,12 @@ package final class Storage: Sendable {
     /// little it does not send.
     static let mergedRowBytes = 1 << 20
 
-    /// Moves `segments` into the `changes` table, writes `entries` to the `entries` table and
-    /// `link` to `meta`, in one transaction on `db` (the writer's).
+    /// Moves `segments` into the `changes` table and the `sessions` rows of `writers`, writes
+    /// `entries` to the `entries` table and `link` to `meta`, in one transaction on `db` (the
+    /// writer's).
     static func move(
-        _ segments: [SegmentJournal.Segment], entries: (changed: ChangedEntries, through: UInt64)?, link: JournalLink?, _ db: Database,
-        _ durability: Durability
+        _ segments: [SegmentJournal.Segment], writers: [WriterIdentity] = [], entries: (changed: ChangedEntries, through: UInt64)?,
+        link: JournalLink?, _ db: Database, _ durability: Durability
     ) throws {
         // A move that names a new journal is synced even with `--durability normal`: the old
         // journal, and what it holds, goes once the transaction is in. Any other move is not:
@@ -370,6 +382,12 @@ package final class Storage: Sendable {
         if syncs { try db.execute(sql: "PRAGMA synchronous = FULL") }
         defer { if syncs { try? db.execute(sql: "PRAGMA synchronous = NORMAL") } }
         try inTransaction(db) { db in
+            for writer in writers {
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO sessions (session_id, client_name, pid, uid, gid) VALUES (?, ?, ?, ?, ?)"
+                )
+                .execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
+            }
             try insertRows(of: segments, db)
             if !segments.isEmpty { Failpoint.moveInTransaction.hit() }
             if let last = segments.last?.last {
@@ -433,23 +451,31 @@ package final class Storage: Sendable {
     static func insertRows(of segments: [SegmentJournal.Segment], _ db: Database) throws {
         guard !segments.isEmpty else { return }
         let handle = try db.cachedStatement(sql: "INSERT INTO changes (revision, first_revision, body) VALUES (?, ?, ?)").sqliteStatement
-        for segment in try LogSegment.rows(of: segments, mergedBytes: mergedRowBytes, maxBytes: maxRowBytes) {
-            guard segment.body.count <= Int32.max else {
-                throw StorageError(
-                    path: "", message: "revision \(segment.first)'s record of \(segment.body.count) bytes is too large for a row")
+        // Taken out while the move runs; another storage's move meanwhile makes its own.
+        var scratch = rowScratch.withLock { scratch in
+            defer { scratch = [] }
+            return scratch
+        }
+        defer { rowScratch.withLock { [scratch] in $0 = scratch } }
+        try LogSegment.forEachRow(of: segments, mergedBytes: mergedRowBytes, maxBytes: maxRowBytes, scratch: &scratch) {
+            first, last, body in
+            guard body.count <= Int32.max else {
+                throw StorageError(path: "", message: "revision \(first)'s record of \(body.count) bytes is too large for a row")
             }
-            let code = segment.body.withUnsafeBytes { body in
-                sqlite3_reset(handle)
-                sqlite3_bind_int64(handle, 1, Int64(segment.last))
-                sqlite3_bind_int64(handle, 2, Int64(segment.first))
-                // Static: the bytes outlive the step that reads them.
-                sqlite3_bind_blob(handle, 3, body.baseAddress, Int32(body.count), nil)
-                defer { sqlite3_clear_bindings(handle) }
-                return sqlite3_step(handle)
-            }
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, Int64(last))
+            sqlite3_bind_int64(handle, 2, Int64(first))
+            // Static: the bytes outlive the step that reads them.
+            sqlite3_bind_blob(handle, 3, body.baseAddress, Int32(body.count), nil)
+            defer { sqlite3_clear_bindings(handle) }
+            let code = sqlite3_step(handle)
             guard code == SQLITE_DONE else { throw error(code, db) }
         }
     }
+
+    /// The room merged rows are written in, kept from one move to the next (see
+    /// ``LogSegment/forEachRow(of:mergedBytes:maxBytes:scratch:_:)``): at most ``mergedRowBytes``.
+    private static let rowScratch = Mutex<[UInt8]>([])
 
     /// The entries as of the last revision the database holds: the `entries` table, then the log
     /// after `entries_revision` replayed over it, then `segments` (the journal's).

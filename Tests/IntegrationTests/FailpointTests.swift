@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SyncClient
 import Synchronization
 import Testing
@@ -58,6 +59,83 @@ import Testing
         #expect(seen == Array(1...max(revision, 1)).prefix(Int(revision)).map { $0 }, "\(point): the replay has gaps")
         await reader.close()
         try await restarted.stop()
+    }
+}
+
+extension FailpointTests {
+    /// Killed after compaction committed its mark, before it deleted any of the change log:
+    /// the start afterwards serves every acknowledged write, replays without a gap from the
+    /// compacted revision, and compacts again.
+    @Test func syncdKilledDuringCompactionStartsAgainAndCompacts() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch, environment: ["SYNCD_FAILPOINTS": "compaction-before-delete=kill@1"])
+        let acknowledged = LastValues()
+        let compactedThrough = Mutex<UInt64>(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            try await group.addWriters(socket: scratch.socket, prefix: "c", connections: 2, lanes: 4) { put in
+                acknowledged.values.withLock { $0[put.key] = put.value }
+                return true
+            }
+            // Once the first writes are moved into the database, so that there are rows to delete.
+            try await Task.sleep(for: .seconds(2))
+            let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "compactor"))
+            let target = try await client.status().revision / 2
+            compactedThrough.withLock { $0 = target }
+            await #expect(throws: (any Error).self) { _ = try await client.compact(through: target) }
+            await client.close()
+            #expect(try await daemon.child.waitForExit(timeout: .seconds(30)) != 0)
+            try await group.waitForAll()
+        }
+        let target = compactedThrough.withLock { $0 }
+        #expect(target > 0)
+        let restarted = try await DaemonProcess(scratch)
+        let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "reader"))
+        let entries = Dictionary(uniqueKeysWithValues: try await reader.list(prefix: "c/").entries.map { ($0.key, $0) })
+        for (key, value) in acknowledged.values.withLock({ $0 }) {
+            let stored = entries[key].flatMap { Int(String(decoding: $0.value, as: UTF8.self)) }
+            #expect(stored.map { $0 >= value } == true, "\(key) holds \(String(describing: stored)), \(value) was acknowledged")
+        }
+        let revision = try await reader.status().revision
+        var seen: [UInt64] = []
+        for try await batch in reader.watch(prefixes: [""], fromRevision: target) where batch.kind == .changes {
+            seen.append(batch.revision)
+            if batch.revision >= revision { break }
+        }
+        #expect(seen == Array(target + 1...revision), "the replay after the compacted revision has gaps")
+        // The mark survived: what it compacted is gone, and compaction goes on from there.
+        await #expect(throws: SharedStateError.self) {
+            for try await _ in reader.watch(prefixes: [""], fromRevision: target - 1) { break }
+        }
+        #expect(try await reader.compact(through: revision - 10) == revision - 10)
+        await reader.close()
+        try await restarted.stop()
+    }
+
+    /// A short-lived client's write costs the database nothing on its answer's path: its writer
+    /// is journaled with the group, and the move inserts its `sessions` row. Killed inside that
+    /// first move, syncd has no row for it in the database, yet after a restart history still
+    /// names the writer (start-up inserts the rows of the journal's writers).
+    @Test func aShortLivedWritersNameIsJournaledNotCommittedOnTheAnswersPath() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch, environment: ["SYNCD_FAILPOINTS": "move-in-transaction=kill@1"])
+        let put = try await syncctl(["put", "door/locked", "true", "--cause", "locked at night"], scratch: scratch)
+        #expect(put.status == 0, "\(put.stderr)")
+        // The first move dies in its transaction, within a second.
+        #expect(try await daemon.child.waitForExit(timeout: .seconds(30)) != 0)
+        let sessions = try await DatabaseQueue(path: scratch.database).read {
+            try String.fetchAll($0, sql: "SELECT client_name FROM sessions")
+        }
+        #expect(sessions == [], "a writer's row was committed before its first move")
+
+        let restarted = try await DaemonProcess(scratch)
+        let history = try await syncctl(["--json", "history", "door/locked"], scratch: scratch)
+        #expect(history.stdout.contains(#""client":"syncctl""#), "\(history.stdout)")
+        #expect(history.stdout.contains("locked at night"))
+        try await restarted.stop()
+        let moved = try await DatabaseQueue(path: scratch.database).read {
+            try String.fetchAll($0, sql: "SELECT client_name FROM sessions")
+        }
+        #expect(moved == ["syncctl"])
     }
 }
 

@@ -85,6 +85,45 @@ import Testing
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
     }
 
+    @Test func writersRecordsAreReadBackBesideTheSegmentsOutsideTheirContinuity() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("journal")
+        let door = WriterIdentity(session: 3, clientName: "door-lock ✓", pid: 41, uid: 1000, gid: 100)
+        let fan = WriterIdentity(session: 4, clientName: "", pid: -1, uid: 0, gid: 0)
+        let journal = try SegmentJournal.create(path: path, header: header(), syncInterval: nil)
+        try journal.append(writers: [door])
+        try append([segment(1, 1)], to: journal)
+        try journal.append(writers: [fan])
+        try append([segment(2, 5, bytes: 600)], to: journal)
+        let damagedAt = size(path)
+        try append([segment(6, 6)], to: journal)
+        try journal.append(writers: [door, fan])
+        try append([segment(7, 8)], to: journal)
+        journal.close()
+        let read = try scan(path)
+        #expect(read.segments.map(\.last) == [1, 5, 6, 8])
+        #expect(read.writers.map(\.session) == [3, 4, 3, 4])
+        #expect(read.writers[0].clientName == "door-lock ✓" && read.writers[0].pid == 41 && read.writers[0].uid == 1000)
+        #expect(read.writers[0].gid == 100 && read.writers[1].pid == -1)
+        #expect(read.damage == nil)
+
+        // Damage before them: the whole records after it are found across the writers record.
+        var contents = try Data(contentsOf: URL(fileURLWithPath: path))
+        contents[damagedAt + 30] ^= 0x01
+        try contents.write(to: URL(fileURLWithPath: path))
+        let damaged = try scan(path)
+        #expect(damaged.segments.map(\.last) == [1, 5])
+        #expect(damaged.damage?.followingRevisions == 7...8)
+    }
+
+    @Test func aWritersRecordWhoseBodyIsNotOneIsNoRecord() {
+        let body = JournalWriters.body(of: [WriterIdentity(session: 9, clientName: "x", pid: 1, uid: 2, gid: 3)])
+        #expect(body.withUnsafeBytes { JournalWriters.writers(in: $0) }?.map(\.session) == [9])
+        #expect(body.dropLast().withUnsafeBytes { JournalWriters.writers(in: $0) } == nil)
+        #expect((body + [0]).withUnsafeBytes { JournalWriters.writers(in: $0) } == nil)
+        #expect(Data([0xFF, 0xFF, 0xFF, 0xFF]).withUnsafeBytes { JournalWriters.writers(in: $0) } == nil)
+    }
+
     @Test func aTornEndIsCutAndKeptBesideTheJournal() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("journal")

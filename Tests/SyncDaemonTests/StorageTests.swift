@@ -201,6 +201,43 @@ import Testing
         #expect(try Storage(path: path, durability: .normal).load().plainEntries == loaded.plainEntries)
     }
 
+    /// A connection's first write costs the database nothing: its writer is journaled with the
+    /// group, named by history at once, and its `sessions` row inserted by the move, or by the
+    /// next start when syncd died first.
+    @Test func aNewWriterIsJournaledAndItsRowInsertedByTheMove() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        func rows() throws -> [String] {
+            try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT client_name FROM sessions ORDER BY session_id") }
+        }
+        let door = WriterIdentity(session: 5, clientName: "door-lock", pid: 77, uid: 1000, gid: 1000)
+        let origin = WriteOrigin(writer: door, cause: "opened")
+        do {
+            let storage = try Storage(path: path, durability: .normal)
+            try storage.commit(
+                [CommittedRevision(revision: 1, changes: [.put(entry("door", "1", revision: 1))], origin: origin)], recording: [door])
+            #expect(try rows() == [])
+            #expect(try await storage.history(of: "door", limit: nil).map { $0.writer?.clientName } == ["door-lock"])
+            try storage.materialize()
+            #expect(try rows() == ["door-lock"])
+            #expect(try await storage.history(of: "door", limit: nil).map { $0.writer?.pid } == [77])
+
+            // Another writer, then a crash before any move.
+            let fan = WriterIdentity(session: 6, clientName: "fan", pid: 78, uid: 1000, gid: 1000)
+            try storage.commit(
+                [
+                    CommittedRevision(
+                        revision: 2, changes: [.put(entry("fan", "2", revision: 2))], origin: WriteOrigin(writer: fan, cause: ""))
+                ],
+                recording: [fan])
+            #expect(try rows() == ["door-lock"])
+        }
+        let restarted = try Storage(path: path, durability: .normal)
+        #expect(try rows() == ["door-lock", "fan"])
+        _ = try restarted.load()
+        #expect(try await restarted.history(of: "fan", limit: nil).map { $0.writer?.clientName } == ["fan"])
+    }
+
     @Test func materialisingWritesEveryKeyAsTheTableHasItWhateverCameBetween() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state.sqlite")

@@ -23,8 +23,8 @@ package enum Failpoint: String, CaseIterable, Sendable {
     case moveAfterCommit = "move-after-commit"
     /// The new journal written and synced beside the old one, not yet renamed over it.
     case journalDuringReplace = "journal-during-replace"
-    /// Compaction between two of its chunks.
-    case compactionBetweenChunks = "compaction-between-chunks"
+    /// Compaction's mark committed, one of its chunks of the change log about to be deleted.
+    case compactionBeforeDelete = "compaction-before-delete"
 
     /// Reaching the failpoint: does what `SYNCD_FAILPOINTS` armed it to do, if anything.
     @inline(__always)

@@ -1,4 +1,5 @@
 import Foundation
+import SyncEngine
 
 /// What a segment journal's bytes hold: its header, its whole records in order, and, when a
 /// record is not whole, where and what the damage is and whether whole records follow it.
@@ -6,7 +7,9 @@ import Foundation
 /// A record is a header of 24 bytes (little-endian: CRC-32C, body length, first and last
 /// revision) and its body; the checksum covers the journal's salt, the rest of the record's
 /// header and the body. Records are continuous: each starts at the revision after the last one's
-/// (the first at the journal's base revision + 1). Reading stops at the first record that is not
+/// (the first at the journal's base revision + 1). A record of revisions 0 through 0 is not a
+/// commit group but the writers that the groups after it name (``JournalWriters``), outside the
+/// continuity. Reading stops at the first record that is not
 /// whole and continuous; what lies after it is then searched, byte by byte, for whole records of
 /// later revisions: their presence is what tells damage in the middle of the journal, which
 /// stops the start, from a record torn at its end, which is cut.
@@ -43,6 +46,8 @@ package struct JournalScan: Sendable {
     package var header: JournalHeader
     /// The whole, continuous records after the header, in order.
     package var segments: [Segment] = []
+    /// The writers the whole records name (``JournalWriters``), in order.
+    package var writers: [WriterIdentity] = []
     /// Where they end: the offset of the next record.
     package var end: Int
     /// Nil when the file ends where the records do.
@@ -57,10 +62,15 @@ package struct JournalScan: Sendable {
         self.header = header
         var offset = header.encodedSize
         var expected: UInt64? = header.version == 1 ? nil : header.baseRevision &+ 1
-        while let segment = Self.record(in: file, at: offset, salt: header.salt, expected: expected) {
-            segments.append(segment)
-            offset += Self.recordHeaderSize + segment.body.count
-            expected = segment.last &+ 1
+        while let record = Self.record(in: file, at: offset, salt: header.salt, expected: expected) {
+            switch record {
+            case .segment(let segment):
+                segments.append(segment)
+                expected = segment.last &+ 1
+            case .writers(let named, _):
+                writers += named
+            }
+            offset += record.size
         }
         end = offset
         guard offset < file.count else { return }
@@ -69,13 +79,18 @@ package struct JournalScan: Sendable {
         // Any later record: damage may have changed the revisions the next one names.
         var search = offset + 1
         while search + Self.recordHeaderSize <= file.count {
-            if let segment = Self.record(in: file, at: search, salt: header.salt, expected: nil), segment.first >= expectedRevision {
+            if case .segment(let segment) = Self.record(in: file, at: search, salt: header.salt, expected: nil),
+                segment.first >= expectedRevision
+            {
                 var next = search
-                var found: Segment? = segment
-                while let segment = found {
-                    damage.following.append((next, segment))
-                    next += Self.recordHeaderSize + segment.body.count
-                    found = Self.record(in: file, at: next, salt: header.salt, expected: segment.last &+ 1)
+                var expected = segment.first
+                // The chain of whole records from there; writers records within it are skipped.
+                while let record = Self.record(in: file, at: next, salt: header.salt, expected: expected) {
+                    if case .segment(let segment) = record {
+                        damage.following.append((next, segment))
+                        expected = segment.last &+ 1
+                    }
+                    next += record.size
                 }
                 break
             }
@@ -90,20 +105,36 @@ package struct JournalScan: Sendable {
         self.damage = damage
     }
 
-    /// The whole record at `offset`, if one starts there and, when `expected` is given, starts at
-    /// that revision.
-    private static func record(in file: UnsafeRawBufferPointer, at offset: Int, salt: UInt64, expected: UInt64?) -> Segment? {
+    /// One whole record: a commit group, or the writers the groups after it name.
+    private enum Record {
+        case segment(Segment)
+        case writers([WriterIdentity], bodyBytes: Int)
+
+        /// Its bytes in the file, header included.
+        var size: Int {
+            switch self {
+            case .segment(let segment): JournalScan.recordHeaderSize + segment.body.count
+            case .writers(_, let bodyBytes): JournalScan.recordHeaderSize + bodyBytes
+            }
+        }
+    }
+
+    /// The whole record at `offset`, if one starts there and, when `expected` is given, is a
+    /// writers record or a group starting at that revision.
+    private static func record(in file: UnsafeRawBufferPointer, at offset: Int, salt: UInt64, expected: UInt64?) -> Record? {
         guard file.count - offset >= recordHeaderSize else { return nil }
         let header = UnsafeRawBufferPointer(rebasing: file[offset..<offset + recordHeaderSize])
         let length = Int(UInt32(littleEndianBytes: header, at: 4))
         let first = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         let last = UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
         let bodyStart = offset + recordHeaderSize
-        guard first <= last, first != 0, file.count - bodyStart >= length else { return nil }
-        if let expected, first != expected { return nil }
+        let isWriters = first == JournalWriters.revision && last == JournalWriters.revision
+        guard first <= last, first != 0 || isWriters, file.count - bodyStart >= length else { return nil }
+        if let expected, first != expected, !isWriters { return nil }
         let body = UnsafeRawBufferPointer(rebasing: file[bodyStart..<bodyStart + length])
         guard checksum(salt: salt, header: header, body: body) == UInt32(littleEndianBytes: header, at: 0) else { return nil }
-        return Segment(first: first, last: last, body: Data(body))
+        guard isWriters else { return .segment(Segment(first: first, last: last, body: Data(body))) }
+        return JournalWriters.writers(in: body).map { .writers($0, bodyBytes: length) }
     }
 
     /// A record's checksum: the salt, the record's header after the checksum itself, the body.

@@ -152,12 +152,27 @@ package final class SegmentJournal: Sendable {
     /// When it throws, the journal is as before.
     @discardableResult
     package func append(first: UInt64, last: UInt64, body: Data) throws -> Bool {
+        try append(first: first, last: last, body: body, mayDeferSync: false)
+    }
+
+    /// Appends a record naming `writers` (``JournalWriters``), which the commit group appended
+    /// next names: it is never synced on its own, that group's append syncs both when it syncs.
+    /// When it throws, the journal is as before.
+    package func append(writers: [WriterIdentity]) throws {
+        _ = try append(
+            first: JournalWriters.revision, last: JournalWriters.revision, body: JournalWriters.body(of: writers), mayDeferSync: true)
+    }
+
+    private func append(first: UInt64, last: UInt64, body: Data, mayDeferSync: Bool) throws -> Bool {
         try file.withLock { (file: inout OpenFile?) throws -> Bool in
             guard var open = file else { throw StorageError(path: path, message: "the segment journal is closed") }
             let now = ContinuousClock.now
             let syncsNow: Bool
             let isLate: Bool
-            if let syncInterval {
+            if mayDeferSync {
+                isLate = false
+                syncsNow = false
+            } else if let syncInterval {
                 isLate = open.unsynced.map { $0.since.duration(to: now) >= syncInterval } ?? false
                 syncsNow = isLate
             } else {
@@ -176,7 +191,7 @@ package final class SegmentJournal: Sendable {
                     let crc = JournalScan.checksum(salt: open.header.salt, header: UnsafeRawBufferPointer(header), body: body)
                     header.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
                     do {
-                        Failpoint.journalBeforeAppend.hit()
+                        if !mayDeferSync { Failpoint.journalBeforeAppend.hit() }
                         try Self.write(UnsafeRawBufferPointer(header), body, to: open.descriptor, at: open.size, path: path)
                         if syncsNow, fdatasync(open.descriptor) != 0 { throw Self.error(path, "cannot sync", errno) }
                     } catch {
