@@ -51,6 +51,10 @@ import Testing
         let status = try await daemon.child.waitForExit(timeout: .seconds(30))
         #expect(status == 0, "syncd exited with \(status): \(daemon.child.stderr)")
         #expect(daemon.child.stderr.contains("syncd stopped"))
+        // A clean stop says nothing failed, however the requests in flight ended.
+        for failure in ["closing the database failed", "compaction failed", "CancellationError"] {
+            #expect(!daemon.child.stderr.contains(failure), "\(daemon.child.stderr)")
+        }
 
         // Each request either finished or failed with an error that says so; none hangs.
         let outcomes = await [backup, compaction, list]
