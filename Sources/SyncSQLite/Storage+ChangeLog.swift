@@ -135,6 +135,10 @@ package extension Storage {
     /// keeping the highest id removed in `meta` so that later runs still number theirs above it.
     func forgetSessions(_ sessions: [UInt64], throughSession: UInt64) throws {
         try withWriterTransaction { db in
+            // Those not moved yet are not inserted by the next move (a start after a crash may
+            // insert them again from the journal: the next forgetting of earlier runs takes them).
+            let forgotten = Set(sessions)
+            journaledWriters.withLock { $0.removeAll { $0.session <= throughSession || forgotten.contains($0.session) } }
             if throughSession > 0 {
                 try db.execute(sql: "DELETE FROM sessions WHERE session_id <= ?", arguments: [Int64(bitPattern: throughSession)])
             }

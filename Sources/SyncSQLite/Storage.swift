@@ -295,13 +295,13 @@ package final class Storage: Sendable {
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
         // Inserted by the first transaction: before, or with, the revisions that name them.
-        var writers = journaledWriters.withLock { $0 }
+        var insertsWriters = !journaledWriters.withLock { $0.isEmpty }
         let writesEntries = pending.since != nil && changedEntries != nil
         let journalSize = journal.size
         let replaces =
             journalSize >= materialization.journalReplacementBytes
             || replacingJournal && journalSize > UInt64(journal.header?.encodedSize ?? 0)
-        guard writesEntries || !segments.isEmpty || !writers.isEmpty || replaces else { return false }
+        guard writesEntries || !segments.isEmpty || insertsWriters || replaces else { return false }
         // The database names the journal that replaces this one in the transaction that moves
         // this one's last segments: whichever of the two a crash leaves, start-up recognises it.
         let next = replaces ? link.withLock { $0 }.succeeded(after: lastLogged.withLock { $0 }) : nil
@@ -313,21 +313,25 @@ package final class Storage: Sendable {
             for chunk in LogSegment.chunks(of: segments, bytes: materialization.maxBytesPerTransaction) {
                 let isLast = moved + chunk.count == segments.count
                 try withWriter { db in
-                    try Self.move(
-                        Array(chunk), writers: writers, entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil,
-                        link: isLast ? next : nil, db, durability)
+                    try moveJournaledWriters(if: insertsWriters) { writers in
+                        try Self.move(
+                            Array(chunk), writers: writers,
+                            entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: isLast ? next : nil,
+                            db, durability)
+                    }
                 }
+                insertsWriters = false
                 moved += chunk.count
                 journaled.withLock { $0.removeFirst(chunk.count) }
-                forgetJournaled(&writers)
             }
-            if segments.isEmpty, writesEntries || next != nil || !writers.isEmpty {
+            if segments.isEmpty, writesEntries || next != nil || insertsWriters {
                 try withWriter { db in
-                    try Self.move(
-                        [], writers: writers, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db,
-                        durability)
+                    try moveJournaledWriters(if: insertsWriters) { writers in
+                        try Self.move(
+                            [], writers: writers, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db,
+                            durability)
+                    }
                 }
-                forgetJournaled(&writers)
             }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
@@ -353,11 +357,16 @@ package final class Storage: Sendable {
         return writesEntries
     }
 
-    /// Forgets `writers`, the first of ``journaledWriters``, once a move inserted them.
-    private func forgetJournaled(_ writers: inout [WriterIdentity]) {
+    /// Runs `move` with the writers the journal names and `sessions` does not hold yet (none
+    /// unless `inserting`), and forgets them once it succeeded. On the writer's connection, as
+    /// ``forgetSessions(_:throughSession:)`` is: a session forgotten meanwhile is not inserted
+    /// again.
+    private func moveJournaledWriters(if inserting: Bool, _ move: ([WriterIdentity]) throws -> Void) throws {
+        let writers = inserting ? journaledWriters.withLock { $0 } : []
+        try move(writers)
         guard !writers.isEmpty else { return }
-        journaledWriters.withLock { $0.removeFirst(writers.count) }
-        writers = []
+        let inserted = Set(writers.map(ObjectIdentifier.init))
+        journaledWriters.withLock { $0.removeAll { inserted.contains(ObjectIdentifier($0)) } }
     }
 
     /// The largest row of the `changes` table a segment is stored in whole.
