@@ -88,25 +88,33 @@ let package = Package(
                 "SyncClient",
                 "FeatureStore",
                 .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The climate example: three feature processes that cooperate only through syncd.
-        .target(name: "ClimateFeatures", dependencies: ["SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")], path: "Examples/ClimateFeatures"),
+        .target(
+            name: "ClimateFeatures",
+            dependencies: [
+                "SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/ClimateFeatures"
+        ),
         .executableTarget(
             name: "climate-sensor",
-            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["ClimateFeatures", "SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/climate-sensor"
         ),
         .executableTarget(
             name: "climate-thermostat",
-            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["ClimateFeatures", "SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/climate-thermostat"
         ),
         .executableTarget(
             name: "climate-panel",
-            dependencies: ["ClimateFeatures", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["ClimateFeatures", "SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/climate-panel"
         ),
         // A client of etcd's v3 API: the code generated from etcd's .proto files, and the calls
@@ -189,6 +197,8 @@ let package = Package(
                 "SyncEtcd",
                 "SyncServer",
                 "SharedStateWire",
+                // `--etcd-endpoints` is checked with the etcd client's own endpoint parsing.
+                "EtcdClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -211,12 +221,14 @@ let package = Package(
             name: "syncctl",
             dependencies: [
                 "SyncClient",
+                "SharedStateWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 // `syncctl inspect` serves its page with NIO's HTTP/1 server, as syncd's metrics.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             // The inspector's page, compiled into the binary: nothing to install beside it.
             resources: [.embedInCode("Inspect/inspector.html")]
@@ -236,14 +248,17 @@ let package = Package(
             name: "SharedStateWireTests",
             dependencies: [
                 "SharedStateWire",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
         .testTarget(
             name: "SharedStateTests",
             dependencies: [
-                "SharedState",
+                "SharedState", "SyncClient", "SharedStateWire",
                 "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
@@ -252,8 +267,10 @@ let package = Package(
         .testTarget(
             name: "SyncDaemonTests",
             dependencies: [
-                "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
+                "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -262,16 +279,24 @@ let package = Package(
         // failures reach swift-testing on Linux.
         .testTarget(
             name: "FeatureStoreTests",
-            dependencies: ["FeatureStore", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
+            dependencies: [
+                "FeatureStore",
+                .product(name: "CasePaths", package: "swift-case-paths"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+            ]
         ),
         .testTarget(
             name: "ClimateFeaturesTests",
-            dependencies: ["ClimateFeatures", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay")]
+            dependencies: [
+                "ClimateFeatures", "SharedState", .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+            ]
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
+                "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
                 .product(name: "Logging", package: "swift-log"),
                 // To read a stopped syncd's database as it was left.
                 .product(name: "GRDB", package: "GRDB.swift"),
