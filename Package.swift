@@ -55,7 +55,8 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ],
+            path: "Sources/Wire"
         ),
         // The socket client and typed keys: all syncctl needs, free of macros.
         .target(
@@ -65,7 +66,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/Client/Client"
         ),
         // The TCA-style store runtime: reducers, effects, stores and TestStore. Knows nothing of syncd.
         .target(
@@ -78,7 +80,8 @@ let package = Package(
                 .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
-            ]
+            ],
+            path: "Sources/Client/Store"
         ),
         // What feature processes import: the client and the runtime, joined by the shared-state
         // dependency, its in-memory test double, shared-state effects and the process host.
@@ -91,7 +94,8 @@ let package = Package(
                 .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            path: "Sources/Client/SharedState"
         ),
         // The climate example: three feature processes that cooperate only through syncd.
         .target(
@@ -128,7 +132,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/Daemon/EtcdClient"
         ),
         // syncd's layers, each a library so tests run them in-process, with dependencies that
         // point one way: SyncDaemon (wiring) -> SyncServer, SyncSQLite, SyncEtcd -> SyncEngine.
@@ -144,10 +149,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Daemon/Engine",
             swiftSettings: daemonSettings
         ),
         // CRC-32C with the processor's instruction, for the segment journal's checksums.
-        .target(name: "CRC32CInstruction"),
+        .target(name: "CRC32CInstruction", path: "Sources/Daemon/CRC32C"),
         // The default backend: the state in a SQLite file on this host.
         .target(
             name: "SyncSQLite",
@@ -161,6 +167,7 @@ let package = Package(
                 // The SQLite C API GRDB is built on, for the start-up load of every entry.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
+            path: "Sources/Daemon/SQLite",
             swiftSettings: daemonSettings
         ),
         // The backend for several hosts: the state in an etcd cluster.
@@ -171,7 +178,8 @@ let package = Package(
                 "SharedStateWire",
                 "EtcdClient",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/Daemon/Etcd"
         ),
         // The socket server: connections, sessions, one file per request, access control, and
         // the metrics over HTTP.
@@ -186,6 +194,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Daemon/Server",
             swiftSettings: daemonSettings
         ),
         // syncd's wiring: configuration, the backend it chose, the server, systemd, shutdown.
@@ -205,6 +214,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            path: "Sources/Daemon/Wiring",
             swiftSettings: daemonSettings
         ),
         .executableTarget(
@@ -215,7 +225,8 @@ let package = Package(
                 "SyncSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/Tools/syncd"
         ),
         .executableTarget(
             name: "syncctl",
@@ -230,6 +241,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            path: "Sources/Tools/syncctl",
             // The inspector's page, compiled into the binary: nothing to install beside it.
             resources: [.embedInCode("Inspect/inspector.html")]
         ),

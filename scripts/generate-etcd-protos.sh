@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/EtcdClient/Generated/ from etcd's own protocol files, as Debian ships them
+# Regenerates Sources/Daemon/EtcdClient/Generated/ from etcd's own protocol files, as Debian ships them
 # for the etcd-server it packages (3.4). Run it after moving to another etcd release and commit the
 # result together with the change.
 #
@@ -67,7 +67,7 @@ open(sys.argv[2], 'w').write(text)
 PYTHON
 done
 
-out=Sources/EtcdClient/Generated
+out=Sources/Daemon/EtcdClient/Generated
 rm -rf "$out"
 mkdir -p "$out"
 protoc \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/SharedStateWire/Generated/ from Protos/. Run it after changing a .proto file and
+# Regenerates Sources/Wire/Generated/ from Protos/. Run it after changing a .proto file and
 # commit the result together with the change.
 #
 # Needs protoc (apt-get install -y protobuf-compiler) and protoc-gen-swift built from the same
@@ -22,7 +22,7 @@ fi
 
 command -v protoc >/dev/null || { echo "protoc is missing: apt-get install -y protobuf-compiler" >&2; exit 1; }
 
-out=Sources/SharedStateWire/Generated
+out=Sources/Wire/Generated
 mkdir -p "$out"
 protoc \
   --plugin=protoc-gen-swift="$plugin" \
