@@ -3,7 +3,7 @@ import PackageDescription
 
 /// The daemon's own modules, in release builds, leave out Swift's checks at run time that no two
 /// accesses to a class's stored property, a global or a captured variable overlap: a call into
-/// the runtime each, about 5% of the CPU of a write (issue 38). Debug builds, and so every test
+/// the runtime each, made many times on every write's path (D1). Debug builds, and so every test
 /// run, still check; the checks at compile time stay. Only modules that no product of the package
 /// exports: a package that depends on the `SharedState` library may not build unsafe flags.
 // FAILPOINTS: the named failpoints of the commit path (SyncEngine's Failpoint), armed by
@@ -262,6 +262,8 @@ let package = Package(
                 "SharedStateWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
+                // The reference the hand codecs' bytes are checked against.
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(

@@ -35,17 +35,7 @@ package struct ProtobufFieldReader {
 
     /// A base-128 varint of at most 10 bytes.
     package mutating func varint() -> UInt64? {
-        var value: UInt64 = 0
-        for shift in stride(from: 0, to: 70, by: 7) {
-            guard offset < bytes.count else { return nil }
-            let byte = bytes[offset]
-            offset += 1
-            // The tenth byte holds the 64th bit and nothing more.
-            if shift == 63 && byte > 1 { return nil }
-            value |= UInt64(byte & 0x7f) << UInt64(shift)
-            if byte < 0x80 { return value }
-        }
-        return nil
+        Varint.read(bytes, at: &offset)
     }
 
     /// A length-delimited field's contents, in place.

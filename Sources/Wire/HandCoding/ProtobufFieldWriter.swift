@@ -23,7 +23,7 @@ package struct ProtobufFieldWriter {
     /// The bytes `value` takes as a varint: one per 7 bits, at least one.
     @inlinable
     package static func varintSize(_ value: UInt64) -> Int {
-        (64 - (value | 1).leadingZeroBitCount + 6) / 7
+        Varint.size(value)
     }
 
     /// The bytes of a varint field (key and value); none for 0, which proto3 leaves out.
@@ -46,15 +46,11 @@ package struct ProtobufFieldWriter {
         offset += 1
     }
 
-    /// The one varint writer of the hand codecs.
+    /// A varint (``Varint``).
     @inlinable
     package mutating func varint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            byte(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        byte(UInt8(value))
+        let start = (base + offset).assumingMemoryBound(to: UInt8.self)
+        offset += Varint.write(value, to: start) - start
     }
 
     /// The key of field `number` (see ``WireFields``) of wire type `type`.

@@ -1,3 +1,5 @@
+import SharedStateWire
+
 /// How a stored entry's bytes are laid out, wherever they are kept (see ``StoredEntry``):
 ///
 ///     key's length · key · value's length · version · create revision · mod revision · session · value
@@ -6,10 +8,9 @@
 /// revision below two million takes 122 bytes. The key comes first, so that the key order's
 /// search, which reads keys and nothing else, finds it a byte or two from the entry's start.
 enum EntryBytes {
-    /// How many bytes `value` takes as a varint: 7 bits a byte, 1 byte for 0, 10 for the largest.
-    static func count(_ value: UInt64) -> Int {
-        (Int(UInt64.bitWidth - value.leadingZeroBitCount) + 6) / 7 + (value == 0 ? 1 : 0)
-    }
+    /// How many bytes `value` takes as a varint (``Varint``).
+    @inline(__always)
+    static func count(_ value: UInt64) -> Int { Varint.size(value) }
 
     /// How many bytes an entry with these lengths and numbers takes.
     static func count(key: Int, value: Int, numbers: StoredEntry.Numbers) -> Int {
@@ -17,34 +18,14 @@ enum EntryBytes {
     }
 
     /// Writes `value` as a varint at `start`; returns the byte after it.
+    @inline(__always)
     static func write(_ value: UInt64, to start: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
-        var next = start
-        var value = value
-        while value >= 0x80 {
-            next.pointee = UInt8(truncatingIfNeeded: value) | 0x80
-            next += 1
-            value >>= 7
-        }
-        next.pointee = UInt8(value)
-        return next + 1
+        Varint.write(value, to: start)
     }
 
     /// Reads the varint at `next`, and moves `next` past it.
     @inline(__always)
-    static func read(_ next: inout UnsafePointer<UInt8>) -> UInt64 {
-        let first = next.pointee
-        next += 1
-        if first < 0x80 { return UInt64(first) }
-        var value = UInt64(first & 0x7F)
-        var shift: UInt64 = 7
-        while true {
-            let byte = next.pointee
-            next += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-    }
+    static func read(_ next: inout UnsafePointer<UInt8>) -> UInt64 { Varint.readWritten(&next) }
 
     /// Writes an entry at `start`, which has room for ``count(key:value:numbers:)`` bytes.
     static func write(
