@@ -51,8 +51,8 @@ package enum LogSegment {
 
     /// Calls `body` with each of the rows ``rows(of:mergedBytes:maxBytes:)`` makes, in order,
     /// without keeping them: a merged row is written into `scratch`, whose room is kept from row
-    /// to row and from one move to the next (a megabyte allocated, zeroed and mapped afresh for
-    /// each row took a fifth of a move's time), and a row of one segment is its body.
+    /// to row and from one move to the next (so that a move does not allocate, map and zero fresh
+    /// memory for every row), and a row of one segment is its body.
     ///
     /// - Throws: ``DecodingError`` when a body is not a segment of its revisions, and what
     ///   `body` throws.

@@ -97,9 +97,9 @@ package final class Storage: Sendable {
     /// database opens. It locks a database file for the process that opens it, for as long as it
     /// has it open, and keeps the write-ahead log's index in that process's memory instead of the
     /// shared `-shm` file: connections within syncd share it as before, and a commit no longer
-    /// takes and drops six `fcntl` locks on `-shm` (about 20 µs of a lone write's CPU here; see
-    /// BENCHMARKS.md). No other process can read the database while syncd has it open (SQLite
-    /// answers "database is locked"): a copy is made with `syncctl backup`.
+    /// takes and drops six `fcntl` locks on `-shm`, system calls into the kernel's lock code on
+    /// every commit (D8). No other process can read the database while syncd has it open
+    /// (SQLite answers "database is locked"): a copy is made with `syncctl backup`.
     ///
     /// SQLite's error log is installed first: SQLite takes it only before its first use, which
     /// looking up a file system is.

@@ -14,9 +14,9 @@ import Synchronization
 /// once instead of after its event loop has been woken. Otherwise (requests that overlap, the
 /// socket full, earlier frames still queued) frames queue here, and the loop is handed one task
 /// that writes everything queued and flushes it with one system call, however many tasks send
-/// meanwhile: writing each of many pipelined requests at once cost a fifth of the fan-out's
-/// throughput, in syncd's reads. Frames written at once never overtake queued ones: that path is
-/// taken only while the channel holds nothing unwritten.
+/// meanwhile: pipelined requests written each at once would leave in a `send` each, and syncd
+/// would read them one by one (D40). Frames written at once never overtake queued ones: that path
+/// is taken only while the channel holds nothing unwritten.
 final class OutboundQueue: Sendable {
     private struct State {
         var frames: [ByteBuffer] = []

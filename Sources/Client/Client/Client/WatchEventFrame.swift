@@ -3,8 +3,8 @@ import NIOCore
 
 /// A server frame holding one watch event, read straight from the frame's bytes: what a client
 /// receives most often, without SwiftProtobuf's generic decoding and the messages it allocates for
-/// the frame, the event, and each change and entry. Cold, at one change per millisecond, that
-/// decoding was about a ninth of the subscriber's thread (`perf`).
+/// the frame, the event, and each change and entry: work run cold, on the subscriber's thread,
+/// for every change it receives (D15).
 ///
 /// It reads the shape syncd sends: the event's fields and each change's and entry's at most once
 /// (changes repeat), no field it does not know, enum values it knows. Anything else — an `ENDED`

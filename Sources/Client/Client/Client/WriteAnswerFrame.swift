@@ -2,7 +2,7 @@ import NIOCore
 
 /// A server frame holding the answer to a put or a delete, read straight from the frame's bytes:
 /// the answer a writing process waits for after each write, without SwiftProtobuf's generic
-/// decoding (6–7% of a paced Swift writer's samples, `perf`; BENCHMARKS.md, issue 38, step 32).
+/// decoding (D16).
 ///
 /// It reads the shape syncd writes (`WriteAnswer+Frame`): a `ServerFrame` whose `response` holds
 /// an id and a `PutResponse` or a `DeleteResponse`, each field at most once. Anything else (an

@@ -8,14 +8,14 @@ import NIOPosix
 ///
 /// By default a change from syncd crosses two threads before a main-actor reducer sees it: the
 /// connection's event loop reads it, then (on Linux) one of libdispatch's worker threads runs the
-/// main actor, once woken (about 15 µs at p50 on a 2-core machine, more at p99; BENCHMARKS.md,
-/// "The main actor on the reading thread"). Under `MainEventLoop` the
-/// thread that reads the socket is the main actor's, so `.observe` sends a change to the store
-/// inside the read, with no thread woken, and a lone write from the main actor leaves from the
-/// same thread, and its answer resumes it on that thread too. (A task waiting on a continuation
-/// of its own, such as a `for try await` over a watch, is still resumed through the global
-/// executor's threads: Swift 6.3 resumes a continuation there unless the task prefers another
-/// executor. To pace main-actor code, sleep on ``clock``, which stays on the main thread.)
+/// main actor, once woken: one more thread to wake and schedule for every change (D2). Under
+/// `MainEventLoop` the thread that reads the socket is the main actor's, so `.observe` sends a
+/// change to the store inside the read, with no thread woken, and a lone write from the main
+/// actor leaves from the same thread, and its answer resumes it on that thread too. (A task
+/// waiting on a continuation of its own, such as a `for try await` over a watch, is still resumed
+/// through the global executor's threads: Swift 6.3 resumes a continuation there unless the task
+/// prefers another executor. To pace main-actor code, sleep on ``clock``, which stays on the main
+/// thread.)
 ///
 /// Call it first thing in a synchronous `main`, before any `async` code has run:
 ///

@@ -5,9 +5,9 @@ import SharedStateWire
 /// encoded by hand, byte for byte as SwiftProtobuf encodes it (fields in number order, zero values
 /// left out), in one allocation of the exact size.
 ///
-/// The writer encodes every revision it commits: through SwiftProtobuf's generic visitors that
-/// was a tenth of syncd's CPU under a write load. `LogRecordEncodingTests` checks the bytes
-/// against SwiftProtobuf's for all kinds of changes.
+/// The writer encodes every revision it commits, where SwiftProtobuf's generic visitors take a
+/// size pass and a writing pass, each through generic metadata looked up at run time (D13).
+/// `LogRecordEncodingTests` checks the bytes against SwiftProtobuf's for all kinds of changes.
 package enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
     static func record(revision: UInt64, changes: RevisionChanges, writerSession: UInt64, cause: String) -> Data {

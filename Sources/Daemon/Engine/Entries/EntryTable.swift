@@ -1,7 +1,7 @@
 /// Every committed entry, found by key, and in key order. The entries' bytes sit in cells of
 /// slabs an ``EntryArena`` shares out, and the index by key (``KeyIndex``) and the order
-/// (``KeyOrder``) hold 4-byte handles to them: with a million keys of 100-byte values that is
-/// about 143 bytes a key all told, where an object an entry and references to it took 186.
+/// (``KeyOrder``) hold 4-byte handles to them, so that a key costs no object of its own and no
+/// 8-byte references to one (D25).
 /// The order holds the slabs too (``EntrySlabs``), so that a copy of it can be read without the
 /// engine's lock.
 ///
@@ -20,8 +20,8 @@ package struct EntryTable: Sendable {
     private var deletedKeys: [String] = []
     /// Where in the order the entries of keys put lately went, by the low bits of their keys'
     /// hashes: an overwrite of a key put lately finds the entry it replaces there, without the
-    /// order's search by key, which reads about ten entries, a cache miss each (3.8% of syncd's
-    /// samples under pipelined puts). Made on the first overwrite.
+    /// order's search by key, which reads about ten entries, a cache miss each (D27). Made on the
+    /// first overwrite.
     private var recentPlaces: [KeyOrder.Place] = []
     private static let recentPlaceCount = 4096
 

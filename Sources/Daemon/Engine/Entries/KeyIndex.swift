@@ -7,8 +7,8 @@ import SharedStateWire
 ///
 /// Each slot has a tag beside it, 7 bits of its entry's hash: a probe compares the key only of
 /// an entry whose tag matches, so passing an occupied slot reads a byte, not the entry (a cache
-/// miss each, with a million keys: building the index at start-up was a fifth of the time to
-/// ready). The tag's eighth bit marks an entry changed since the marks were last cleared, for a
+/// miss each with a million keys, many of them while start-up builds the index; D26). The tag's
+/// eighth bit marks an entry changed since the marks were last cleared, for a
 /// store that writes the current entries out in batches (see ``EntryTable/changes``): the byte is
 /// written with every update anyway.
 ///

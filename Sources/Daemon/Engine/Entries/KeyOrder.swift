@@ -14,8 +14,8 @@ import SharedStateWire
 ///
 /// A copy is a consistent view that costs nothing to take: the engine takes one under its lock
 /// and reads a large prefix from it without the lock. The next write after such a copy copies
-/// the list of chunks and the one chunk it changes, not the entries (a few microseconds at a
-/// million keys), and the copy's slabs keep every entry it names as it was (see ``EntryArena``).
+/// the list of chunks and the one chunk it changes, not the entries (D28), and the copy's slabs
+/// keep every entry it names as it was (see ``EntryArena``).
 ///
 /// `@unchecked Sendable`: for its ``EntrySlabs``, which the arena changes only while no copy of
 /// the order holds them.

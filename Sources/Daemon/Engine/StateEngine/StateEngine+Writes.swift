@@ -26,9 +26,8 @@ package extension StateEngine {
     ///
     /// - Parameter mayCommitHere: Whether the caller would rather commit on its own thread than
     ///   hand over, when no other commit runs and nothing is queued: an event loop with the writes
-    ///   of its turn saves the writer's two wake-ups per group, a fifth of syncd's CPU under
-    ///   pipelined writes (BENCHMARKS.md, issue 38's step 22). Only a ``RevisionStore`` commits
-    ///   here, and only when its commit does not wait for the disk.
+    ///   of its turn saves the writer's two wake-ups per group (D35). Only a ``RevisionStore``
+    ///   commits here, and only when its commit does not wait for the disk.
     func submit(_ writes: [PendingWrite], mayCommitHere: Bool = false) {
         guard !writes.isEmpty else { return }
         if !take(writes, mayCommitHere: mayCommitHere) {

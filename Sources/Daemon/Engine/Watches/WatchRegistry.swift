@@ -97,8 +97,8 @@ package struct WatchRegistry {
     private var index = WatchIndex<Int>()
     /// How many watches ask for previous values.
     private var previousValueWatches = 0
-    /// The last round's lists, empty, kept for the next: allocating and freeing them was about a
-    /// fifth of a delivery to one watcher (`perf`, paced writes).
+    /// The last round's lists, empty, kept for the next, so that a round of delivery neither
+    /// allocates nor frees them (D38).
     private var spareRound = Round()
     private var spareCandidates: [Int] = []
 

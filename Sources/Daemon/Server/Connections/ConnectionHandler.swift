@@ -10,7 +10,7 @@ import SyncEngine
 /// It cuts the frames itself, in one loop over each read, rather than behind NIO's
 /// `ByteToMessageHandler`: that handler is generic over its decoder in another module, so each read
 /// looked up its type's metadata at run time, and each frame went through a pipeline hop and an
-/// `NIOAny` of its own (about 5% of syncd's CPU per write; BENCHMARKS.md, issue 38's step table).
+/// `NIOAny` of its own (D23).
 ///
 /// Requests are handled where they are read, with no hop to another thread: reads are answered
 /// and flushed once per read from the socket, and the writes of one read join those of the other
