@@ -1,6 +1,6 @@
 """A file system that loses what was never synced, as a machine does when its power is cut.
 
-    python lossyfs.py BACKING MOUNTPOINT
+    python lossyfs.py BACKING MOUNTPOINT [--writeback P]
 
 Mounts BACKING at MOUNTPOINT (FUSE, in the foreground). What a process writes through the mount
 stays in this process's memory, page by page, until the process syncs the file (fsync or
@@ -10,12 +10,18 @@ every write not synced is gone, and BACKING holds exactly what a disk would afte
 BACKING at once, as a journaling file system's metadata does once its directory is synced; only
 file contents are held back. Truncating is held back like a write.
 
+With --writeback P, each write is followed, with probability P, by one page of the file not yet
+synced, chosen at random, reaching BACKING on its own, as the kernel writes dirty pages back in
+no particular order: a cut then leaves some later pages of a file and not earlier ones (a hole
+of zeros where the file had not reached before).
+
 Used by Tests/IntegrationTests/PowerLossTests.swift, in the manner of LazyFS in etcd's
 robustness tests.
 """
 
 import errno
 import os
+import random
 import sys
 
 from mfusepy import FUSE, FuseOSError, Operations
@@ -87,6 +93,21 @@ class Contents:
             self.visible_durable = min(self.visible_durable, length)
         self.size = length
 
+    def write_back_one(self, chooser):
+        """Writes one page not yet synced, chosen by `chooser`, to BACKING, as the kernel's
+        writeback may; nothing while a truncation is held back (its page would be stale)."""
+        if not self.pages or self.visible_durable != os.path.getsize(self.backing):
+            return
+        index = chooser.choice(sorted(self.pages))
+        start = index * PAGE
+        data = self.pages[index][:max(0, min(PAGE, self.size - start))]
+        if not data:
+            return
+        with open(self.backing, "r+b") as file:
+            file.seek(start)
+            file.write(data)
+        self.visible_durable = os.path.getsize(self.backing)
+
     def sync(self):
         with open(self.backing, "r+b") as file:
             file.truncate(min(self.visible_durable, os.path.getsize(self.backing)))
@@ -103,9 +124,11 @@ class Contents:
 class LossyFileSystem(Operations):
     use_ns = True
 
-    def __init__(self, root):
+    def __init__(self, root, writeback=0.0):
         self.root = os.path.realpath(root)
         self.files = {}
+        self.writeback = writeback
+        self.chooser = random.Random()
 
     def _backing(self, path):
         return os.path.join(self.root, path.lstrip("/"))
@@ -195,7 +218,11 @@ class LossyFileSystem(Operations):
         return self._contents(path).read(size, offset)
 
     def write(self, path, data, offset, fh):
-        return self._contents(path).write(data, offset)
+        contents = self._contents(path)
+        written = contents.write(data, offset)
+        if self.writeback and self.chooser.random() < self.writeback:
+            self._os(contents.write_back_one, self.chooser)
+        return written
 
     def truncate(self, path, length, fh=None):
         self._contents(path).truncate(length)
@@ -218,7 +245,12 @@ class LossyFileSystem(Operations):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: lossyfs.py BACKING MOUNTPOINT")
+    arguments = sys.argv[1:]
+    writeback = 0.0
+    if len(arguments) == 4 and arguments[2] == "--writeback":
+        writeback = float(arguments.pop(3))
+        arguments.pop(2)
+    if len(arguments) != 2 or not 0 <= writeback <= 1:
+        sys.exit("usage: lossyfs.py BACKING MOUNTPOINT [--writeback P]  (0 <= P <= 1)")
     # One thread: the kernel queues the requests, and the pages need no lock.
-    FUSE(LossyFileSystem(sys.argv[1]), sys.argv[2], foreground=True, nothreads=True)
+    FUSE(LossyFileSystem(arguments[0], writeback), arguments[1], foreground=True, nothreads=True)

@@ -145,6 +145,26 @@ package final class Storage: Sendable {
             throw StorageError(path: path, message: "cannot open: \(Self.describe(error))")
         }
         do {
+            // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
+            // the durability setting afterwards, on the writer connection, and before anything is
+            // written: with `full`, the schema and the link to the journal that start-up writes
+            // must be synced before that journal is put in place (a power cut found it).
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+                // No automatic checkpoints: one stalls the commit that triggers it for
+                // milliseconds. `checkpoint()` runs them off the commit path; the automatic one
+                // stays only as a bound (65,536 pages) should that fall behind.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 65536")
+                // A log that grew for one large transaction shrinks back to this at its next
+                // reset, instead of keeping the disk space for good.
+                try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(path: path, message: "cannot set the durability: \(Self.describe(error))")
+        }
+        do {
             let migrator = StorageMigrations.migrator
             let isSuperseded = try pool.read { try migrator.hasBeenSuperseded($0) }
             if isSuperseded {
@@ -163,24 +183,6 @@ package final class Storage: Sendable {
         self.link = Mutex(opened.link)
         self.journaled = Mutex([])
         self.journalRecovery = opened.recovery
-        do {
-            // DatabasePool sets synchronous=NORMAL itself, after any prepareDatabase hook: apply
-            // the durability setting afterwards, on the writer connection.
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
-                // No automatic checkpoints: one stalls the commit that triggers it for
-                // milliseconds. `checkpoint()` runs them off the commit path; the automatic one
-                // stays only as a bound (65,536 pages) should that fall behind.
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = 65536")
-                // A log that grew for one large transaction shrinks back to this at its next
-                // reset, instead of keeping the disk space for good.
-                try db.execute(sql: "PRAGMA journal_size_limit = \(64 << 20)")
-            }
-        } catch let error as StorageError {
-            throw error
-        } catch {
-            throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
-        }
     }
 
     /// Reads every entry and the revisions; called once at start-up, before any commit.

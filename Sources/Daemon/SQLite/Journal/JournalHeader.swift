@@ -83,9 +83,14 @@ package struct JournalHeader: Sendable, Equatable {
     var encodedSize: Int { version == 1 ? Self.legacySize : Self.size }
 
     /// This boot of the machine: the kernel's boot id, which changes at every boot; 0 when it
-    /// cannot be read.
+    /// cannot be read. Debug builds take `SYNCD_BOOT_ID` instead when it is set, so that a test
+    /// can start syncd as after a reboot (a power cut on Tests/PowerLoss/lossyfs.py).
     static let currentBootID: UInt128 = {
-        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return 0 }
+        var text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        #if FAILPOINTS
+            if let simulated = ProcessInfo.processInfo.environment["SYNCD_BOOT_ID"] { text = simulated }
+        #endif
+        guard let text else { return 0 }
         let hex = text.filter(\.isHexDigit)
         guard hex.count == 32, let high = UInt64(hex.prefix(16), radix: 16), let low = UInt64(hex.suffix(16), radix: 16) else { return 0 }
         return UInt128(high) << 64 | UInt128(low)

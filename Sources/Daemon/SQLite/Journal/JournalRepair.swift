@@ -110,7 +110,11 @@ package struct JournalRepair: Sendable {
             let queue: DatabaseQueue
             do {
                 queue = try DatabaseQueue(path: databasePath)
-                try queue.writeWithoutTransaction { db in try Storage.move([], entries: nil, link: next, db, .full) }
+                // Synced before the new journal is put in place, whatever SQLite's default.
+                try queue.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA synchronous = FULL")
+                    try Storage.move([], entries: nil, link: next, db, .full)
+                }
             } catch {
                 throw StorageError(path: databasePath, message: "cannot record the new journal: \(Storage.describe(error))")
             }
