@@ -33,7 +33,7 @@ struct PowerLossTests {
         let reorders = mode.contains("out of order")
         let scratch = try Scratch()
         let python = try await PythonEnvironment.prepare(scratch: scratch, also: ["mfusepy"], probing: "mfusepy")
-        let disk = try await LossyFileSystem(scratch: scratch, python: python, writeback: reorders ? 0.3 : 0)
+        let disk = try await LossyFileSystem(scratch: scratch, python: python, writeback: reorders ? 0.03 : 0)
         let database = disk.mountpoint + "/db/state.sqlite"
         let arguments = ["--durability", durability, "--sync-interval", "1"]
         // Each start after a cut is a new boot, when pages reach the disk out of order.
@@ -44,6 +44,7 @@ struct PowerLossTests {
         }
         var daemon = try await DaemonProcess(scratch, databasePath: database, extraArguments: arguments, environment: boot())
         var cutsWithAHole = 0
+        var cutsWithATornEnd = 0
         var lostYoungest: Duration = .zero
         var lost = 0
         var acknowledgedInAll = 0
@@ -71,6 +72,7 @@ struct PowerLossTests {
                 try await disk.mount()
                 daemon = try await DaemonProcess(scratch, databasePath: database, extraArguments: arguments, environment: boot())
                 if daemon.child.stderr.contains("where the machine lost power") { cutsWithAHole += 1 }
+                if daemon.child.stderr.contains("ended in a torn record") { cutsWithATornEnd += 1 }
                 let check = try await check(acknowledged.all, cutAt: cutAt, scratch: scratch)
                 #expect(check.lost.isEmpty || durability == "normal", "cut \(cut): \(check.lost.count) acknowledged writes lost")
                 if isAfterQuiet { #expect(check.lost.isEmpty, "cut \(cut) after a quiet period lost \(check.lost.count)") }
@@ -84,7 +86,7 @@ struct PowerLossTests {
             }
         }
         print(
-            "power cuts, \(mode): \(Self.cutsPerMode) cuts (\(cutsWithAHole) left a hole in the journal), \(acknowledgedInAll) acknowledged, \(lost) lost, the oldest lost \(lostYoungest) before its cut"
+            "power cuts, \(mode): \(Self.cutsPerMode) cuts (\(cutsWithAHole) left a hole in the journal, \(cutsWithATornEnd) a torn end), \(acknowledgedInAll) acknowledged, \(lost) lost, the oldest lost \(lostYoungest) before its cut"
         )
         try await daemon.stop()
     }

@@ -182,6 +182,36 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == contents)
     }
 
+    /// The kernel wrote a page back while the file ended inside it, then a later page: zeros from
+    /// the last whole record to the end of its sector (fewer than a sector's worth), then records
+    /// that start in the later page. Found by the power-loss tests with pages written back out of
+    /// order; a byte changed there instead is damage.
+    @Test func aPageWrittenBackWhileTheFileEndedInsideItIsAPowerCutsHole() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("journal")
+        let journal = try SegmentJournal.create(path: path, header: header(boot: Self.earlierBoot), syncInterval: nil)
+        // The first records end 200 bytes before a sector's end.
+        try append([segment(1, 1, bytes: 4096 - 64 - 24 - 200)], to: journal)
+        let holeAt = size(path)
+        #expect(holeAt % 512 == 312)
+        try append([segment(2, 2, bytes: 300), segment(3, 3), segment(4, 5)], to: journal)
+        journal.close()
+        let complete = try Data(contentsOf: URL(fileURLWithPath: path))
+        // The page holding the hole reached the disk when the file ended at it; the next one too.
+        var holed = complete
+        holed.replaceSubrange(holeAt..<4096, with: Data(count: 4096 - holeAt))
+        try holed.write(to: URL(fileURLWithPath: path))
+        guard case .cutAfterPowerCut(let found, let damage) = try plan(path) else {
+            throw TestFailure("a page written back while the file ended inside it was not cut as a power cut's hole")
+        }
+        #expect(found.segments.map(\.last) == [1])
+        #expect(damage.offset == holeAt && damage.followingRevisions == 3...5)
+        // One byte of that run not zero: damage, refused.
+        holed[holeAt + 50] = 7
+        try holed.write(to: URL(fileURLWithPath: path))
+        guard case .refuse = try plan(path) else { throw TestFailure("a changed byte in the hole was not refused") }
+    }
+
     @Test func aHoleAPowerCutLeftIsCutOnlyInAJournalOfAnEarlierBootThatWasNotSyncedEachAppend() throws {
         let directory = try TemporaryDirectory()
         for (boot, syncsEachAppend, isCut) in [

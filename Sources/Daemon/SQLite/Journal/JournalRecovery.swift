@@ -6,7 +6,8 @@
 /// - A torn end — a last record cut short or damaged, with no whole record after it — is what a
 ///   crash in the middle of an append leaves; that record was never acknowledged. It is cut, and
 ///   the bytes cut off are kept in a file beside the journal.
-/// - A zeroed sector followed by whole records, in a journal started in an earlier boot of the
+/// - Zeros where pages never reached the disk (a whole zeroed sector, or zeros from the damage to
+///   the end of its sector) followed by whole records, in a journal started in an earlier boot of the
 ///   machine and not synced at each append, are what a power cut leaves when the disk wrote the
 ///   file's pages out of order: everything from the hole on was appended after the last sync
 ///   (a sync covers the whole file), so cutting there keeps the promise of `--durability normal`.
@@ -137,7 +138,7 @@ package enum JournalRecovery {
             }
             guard let damage = scan.damage else { return .use(scan) }
             guard let following = damage.followingRevisions else { return .cutTornEnd(scan, damage) }
-            if damage.hasZeroedSector, header.version == 2, !header.syncsEachAppend, header.bootID != bootID, header.bootID != 0 {
+            if damage.looksUnwritten, header.version == 2, !header.syncsEachAppend, header.bootID != bootID, header.bootID != 0 {
                 return .cutAfterPowerCut(scan, damage)
             }
             return refuse(

@@ -31,10 +31,12 @@ package struct JournalScan: Sendable {
         package var expectedRevision: UInt64
         /// Whole records found after the damage, each with its offset, continuous among themselves.
         package var following: [(offset: Int, segment: Segment)] = []
-        /// Whether, between ``offset`` and the first following record (or the end), a whole
-        /// sector (512 bytes at a multiple of 512 in the file) is zero: a page that never reached
-        /// the disk, as a power cut leaves it.
-        package var hasZeroedSector: Bool
+        /// Whether the bytes between ``offset`` and the first following record (or the end)
+        /// look like pages that never reached the disk, as a power cut leaves them: a whole
+        /// sector (512 bytes at a multiple of 512 in the file) of zeros, or zeros from ``offset``
+        /// to the end of its sector (a page written back while the file ended there, a later page
+        /// written too).
+        package var looksUnwritten: Bool
 
         /// The revisions the following records hold.
         package var followingRevisions: ClosedRange<UInt64>? {
@@ -75,7 +77,7 @@ package struct JournalScan: Sendable {
         end = offset
         guard offset < file.count else { return }
         let expectedRevision = expected ?? 1
-        var damage = Damage(offset: offset, bytes: file.count - offset, expectedRevision: expectedRevision, hasZeroedSector: false)
+        var damage = Damage(offset: offset, bytes: file.count - offset, expectedRevision: expectedRevision, looksUnwritten: false)
         // Any later record: damage may have changed the revisions the next one names.
         var search = offset + 1
         while search + Self.recordHeaderSize <= file.count {
@@ -97,9 +99,13 @@ package struct JournalScan: Sendable {
             search += 1
         }
         let gapEnd = damage.following.first?.offset ?? file.count
+        let endOfSector = (offset / Self.sectorSize + 1) * Self.sectorSize
+        if endOfSector <= gapEnd {
+            damage.looksUnwritten = UnsafeRawBufferPointer(rebasing: file[offset..<endOfSector]).allSatisfy { $0 == 0 }
+        }
         var sector = (offset + Self.sectorSize - 1) / Self.sectorSize * Self.sectorSize
-        while sector + Self.sectorSize <= gapEnd, !damage.hasZeroedSector {
-            damage.hasZeroedSector = UnsafeRawBufferPointer(rebasing: file[sector..<sector + Self.sectorSize]).allSatisfy { $0 == 0 }
+        while sector + Self.sectorSize <= gapEnd, !damage.looksUnwritten {
+            damage.looksUnwritten = UnsafeRawBufferPointer(rebasing: file[sector..<sector + Self.sectorSize]).allSatisfy { $0 == 0 }
             sector += Self.sectorSize
         }
         self.damage = damage
