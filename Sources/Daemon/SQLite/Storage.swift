@@ -10,11 +10,12 @@ import Synchronization
 ///
 /// A commit only appends the group to the ``SegmentJournal``, a file beside the database: one
 /// `write` (and an `fdatasync` with `--durability full`, or when the journal went unsynced longer
-/// than the sync interval). ``materialize(changedEntries:)`` brings the database up to date in
-/// batches, in synced transactions: the journal's segments become rows of the `changes` table,
-/// and the entries the engine's table marked changed are written to `entries` (a key written a
-/// thousand times between two batches once); the journal is replaced by an empty one past a size
-/// and at a clean stop (`+Journal`). `entries` lets a restart start from
+/// than the sync interval), after a record of the writers new to this run (``JournalWriters``).
+/// ``materialize(changedEntries:)`` brings the database up to date in batches (synced only when a
+/// batch names a new journal): the journal's writers become rows of `sessions`, its segments rows
+/// of `changes`, and the entries the engine's table marked changed are written to `entries` (a key
+/// written a thousand times between two batches once); the journal is replaced by an empty one
+/// past a size, at start-up and at a clean stop (`+Journal`). `entries` lets a restart start from
 /// the current values instead of the whole log; ``load()`` replays the `changes` rows after
 /// `entries_revision` and then the journal. Readers of the change log see the journal's segments
 /// after the table's rows.
