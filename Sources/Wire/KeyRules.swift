@@ -13,7 +13,6 @@ public enum KeyRules {
     ///
     /// - Throws: ``SharedStateError`` with code `invalidArgument` or `tooLarge`, naming the problem.
     public static func validateKey(_ key: String, limits: Limits = .default) throws(SharedStateError) {
-        if isPlainKey(key, limits: limits) { return }
         if key.isEmpty {
             throw SharedStateError(.invalidArgument, "invalid key: a key cannot be empty")
         }
@@ -61,25 +60,6 @@ public enum KeyRules {
     }
 
     private static let slash = UInt8(ascii: "/")
-
-    /// Whether `key` is a valid key of printable ASCII, found in one pass over its bytes: the
-    /// usual key, which then needs none of the checks that name a problem. Any other key, valid
-    /// or not, takes those checks.
-    private static func isPlainKey(_ key: String, limits: Limits) -> Bool {
-        var key = key
-        return key.withUTF8 { bytes in
-            guard let first = bytes.first, let last = bytes.last, first != slash, last != slash, bytes.count <= limits.maxKeyBytes
-            else { return false }
-            var previousWasSlash = false
-            for byte in bytes {
-                guard byte >= 0x20, byte < 0x7F else { return false }
-                let isSlash = byte == slash
-                if isSlash && previousWasSlash { return false }
-                previousWasSlash = isSlash
-            }
-            return true
-        }
-    }
 
     private static func validateText(_ text: String, what: String, limits: Limits) throws(SharedStateError) {
         let length = text.utf8.count
