@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The Python client's pytest suite (clients/python/tests) against the syncd built next to these
@@ -43,6 +44,10 @@ enum PythonEnvironment {
     ///   - packages: More packages from PyPI to install (the browser tests' `playwright`).
     ///   - modules: Modules whose import tells that those are installed.
     static func prepare(scratch: Scratch, also packages: [String] = [], probing modules: String = "") async throws -> String {
+        // One at a time: two pip installs of the same source tree race in its build directory
+        // ("File exists: build/bdist…"), as the power-loss tests' cases did from a fresh clone.
+        await gate.enter()
+        defer { gate.leave() }
         let python = venv + "/bin/python"
         if !FileManager.default.isExecutableFile(atPath: python) {
             try await run("/usr/bin/env", ["python3", "-m", "venv", venv], scratch: scratch, name: "venv")
@@ -58,6 +63,38 @@ enum PythonEnvironment {
             )
         }
         return python
+    }
+
+    private static let gate = Gate()
+
+    /// A lock for async callers, first come first served.
+    private final class Gate: Sendable {
+        private let state = Mutex<(isHeld: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+        func enter() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let isFree = state.withLock { state in
+                    if state.isHeld {
+                        state.waiting.append(continuation)
+                        return false
+                    }
+                    state.isHeld = true
+                    return true
+                }
+                if isFree { continuation.resume() }
+            }
+        }
+
+        func leave() {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if state.waiting.isEmpty {
+                    state.isHeld = false
+                    return nil
+                }
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+        }
     }
 
     private static func run(_ executable: String, _ arguments: [String], scratch: Scratch, name: String) async throws {
