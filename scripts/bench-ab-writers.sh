@@ -16,8 +16,7 @@ work=$(mktemp -d /tmp/bench-ab-writers.XXXXXX)
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
-ticks=$(getconf CLK_TCK)
-cpu_us() { awk -v hz="$ticks" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
+. scripts/bench/ab-common.sh
 for round in $(seq "$rounds"); do
     order="old new"
     [ $((round % 2)) -eq 0 ] && order="new old"
@@ -35,16 +34,4 @@ for round in $(seq "$rounds"); do
         echo "round $round $build: c-puts/s $rate cpu/c-put $(python3 -c "print(f'{($c1 - $c0) / $puts:.2f}')")" | tee -a "$work/rounds"
     done
 done
-python3 - "$work/rounds" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    words = line.split()
-    build = words[2].rstrip(":")
-    for name, value in zip(words[3::2], words[4::2]):
-        rows.setdefault(name, {}).setdefault(build, []).append(float(value))
-print("\n| median of the rounds | old | new | new / old |\n| --- | --- | --- | --- |")
-for name, builds in rows.items():
-    old, new = statistics.median(builds["old"]), statistics.median(builds["new"])
-    print(f"| {name} | {old:,.2f} | {new:,.2f} | {new / old:.3f} |")
-PY
+print_medians "$work/rounds"

@@ -22,8 +22,7 @@ work=$(mktemp -d /tmp/bench-ab.XXXXXX)
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
-ticks=$(getconf CLK_TCK)
-cpu_us() { awk -v hz="$ticks" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
+. scripts/bench/ab-common.sh
 field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; }
 
@@ -55,19 +54,4 @@ for round in $(seq "$rounds"); do
             "cpu/c-lone $(per_op "$c4" "$c5" $((puts / 5)))" | tee -a "$work/rounds"
     done
 done
-python3 - "$work/rounds" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    words = line.split()
-    build = words[2].rstrip(":")
-    values = dict(zip(words[3::2], map(float, words[4::2])))
-    for name, value in values.items():
-        rows.setdefault(name, {}).setdefault(build, []).append(value)
-print()
-print("| median of the rounds | old | new | new / old |")
-print("| --- | --- | --- | --- |")
-for name, builds in rows.items():
-    old, new = statistics.median(builds["old"]), statistics.median(builds["new"])
-    print(f"| {name} | {old:,.2f} | {new:,.2f} | {new / old:.3f} |")
-PY
+print_medians "$work/rounds"

@@ -41,22 +41,13 @@ import Testing
         }
         let restarted = try await DaemonProcess(scratch)
         let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "reader"))
-        let entries = Dictionary(uniqueKeysWithValues: try await reader.list(prefix: "f/").entries.map { ($0.key, $0) })
-        for (key, value) in acknowledged.values.withLock({ $0 }) {
-            let stored = entries[key].flatMap { Int(String(decoding: $0.value, as: UTF8.self)) }
-            #expect(stored.map { $0 >= value } == true, "\(point): \(key) holds \(String(describing: stored)), \(value) was acknowledged")
-        }
+        try await acknowledged.expectHeld(by: reader, prefix: "f/", context: point)
         #expect(!acknowledged.values.withLock({ $0 }).isEmpty)
         // The change log replays without a gap from the start.
         let revision = try await reader.status().revision
-        var seen: [UInt64] = []
-        if revision > 0 {
-            for try await batch in reader.watch(prefixes: [""], fromRevision: 0) where batch.kind == .changes {
-                seen.append(batch.revision)
-                if batch.revision >= revision { break }
-            }
-        }
-        #expect(seen == Array(1...max(revision, 1)).prefix(Int(revision)).map { $0 }, "\(point): the replay has gaps")
+        #expect(
+            try await replayedRevisions(reader, after: 0, through: revision) == Array(0..<revision).map { $0 + 1 },
+            "\(point): the replay has gaps")
         await reader.close()
         try await restarted.stop()
     }
@@ -90,18 +81,11 @@ extension FailpointTests {
         #expect(target > 0)
         let restarted = try await DaemonProcess(scratch)
         let reader = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "reader"))
-        let entries = Dictionary(uniqueKeysWithValues: try await reader.list(prefix: "c/").entries.map { ($0.key, $0) })
-        for (key, value) in acknowledged.values.withLock({ $0 }) {
-            let stored = entries[key].flatMap { Int(String(decoding: $0.value, as: UTF8.self)) }
-            #expect(stored.map { $0 >= value } == true, "\(key) holds \(String(describing: stored)), \(value) was acknowledged")
-        }
+        try await acknowledged.expectHeld(by: reader, prefix: "c/", context: "compaction")
         let revision = try await reader.status().revision
-        var seen: [UInt64] = []
-        for try await batch in reader.watch(prefixes: [""], fromRevision: target) where batch.kind == .changes {
-            seen.append(batch.revision)
-            if batch.revision >= revision { break }
-        }
-        #expect(seen == Array(target + 1...revision), "the replay after the compacted revision has gaps")
+        #expect(
+            try await replayedRevisions(reader, after: target, through: revision) == Array(target + 1...revision),
+            "the replay after the compacted revision has gaps")
         // The mark survived: what it compacted is gone, and compaction goes on from there.
         await #expect(throws: SharedStateError.self) {
             for try await _ in reader.watch(prefixes: [""], fromRevision: target - 1) { break }
@@ -142,4 +126,32 @@ extension FailpointTests {
 /// The last value acknowledged for each key, shared by a test's writers.
 private final class LastValues: Sendable {
     let values = Mutex<[String: Int]>([:])
+
+    /// Expects every key under `prefix` to hold its last acknowledged value or a later one.
+    func expectHeld(by reader: SharedStateClient, prefix: String, context: String) async throws {
+        let entries = Dictionary(uniqueKeysWithValues: try await reader.list(prefix: prefix).entries.map { ($0.key, $0) })
+        for (key, value) in values.withLock({ $0 }) {
+            let stored = entries[key].flatMap { Int(String(decoding: $0.value, as: UTF8.self)) }
+            #expect(stored.map { $0 >= value } == true, "\(context): \(key) holds \(String(describing: stored)), \(value) was acknowledged")
+        }
+    }
+}
+
+/// The revisions the change log replays after `start` through `last`, in the order they come.
+/// A watch that falls behind gets a resync folding what it missed: reading goes on from the last
+/// revision seen with a new watch.
+private func replayedRevisions(_ reader: SharedStateClient, after start: UInt64, through last: UInt64) async throws -> [UInt64] {
+    var seen: [UInt64] = []
+    var cursor = start
+    replaying: while cursor < last {
+        for try await batch in reader.watch(prefixes: [""], fromRevision: cursor) {
+            if batch.kind == .resync { continue replaying }
+            guard batch.kind == .changes else { continue }
+            seen.append(batch.revision)
+            cursor = batch.revision
+            if batch.revision >= last { break replaying }
+        }
+        break
+    }
+    return seen
 }
