@@ -163,6 +163,72 @@ import Testing
         try await DaemonProcess(scratch).stop()
     }
 
+    /// The sealed journals (`-segments.<salt>`) beside the database but the one in place.
+    private func sealedJournals(_ scratch: Scratch) throws -> [String] {
+        let directory = (scratch.database as NSString).deletingLastPathComponent
+        let current = try FileManager.default.attributesOfItem(atPath: scratch.database + "-segments")[.systemFileNumber] as? NSNumber
+        let prefix = (scratch.database as NSString).lastPathComponent + "-segments."
+        return try FileManager.default.contentsOfDirectory(atPath: directory)
+            .filter { $0.hasPrefix(prefix) && $0.count == prefix.count + 16 }
+            .map { directory + "/" + $0 }
+            .filter { (try? FileManager.default.attributesOfItem(atPath: $0)[.systemFileNumber] as? NSNumber) != current }
+    }
+
+    @Test func aMissingSealedJournalStopsTheStartUntilRecoverDropsTheRevisionsItHeld() async throws {
+        let scratch = try Scratch()
+        var daemon = try await DaemonProcess(scratch)
+        for index in 1...5 { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
+        // A clean stop moves the journal (the rows name its records) and puts a new one in place.
+        try await daemon.stop()
+        daemon = try await DaemonProcess(scratch)
+        _ = try await syncctl(["put", "b", "6"], scratch: scratch)
+        try await daemon.stop()
+        let sealed = try sealedJournals(scratch)
+        #expect(sealed.count == 2, "\(sealed)")
+        for file in sealed { try FileManager.default.removeItem(atPath: file) }
+
+        let refusal = try await startFails(scratch)
+        #expect(
+            refusal.contains("revisions 1–5 of its change log are kept in the journal") && refusal.contains("which is missing"),
+            "\(refusal)")
+        #expect(refusal.contains("syncd recover --database \(scratch.database)"), "\(refusal)")
+        let report = try await recover(scratch, drop: false)
+        #expect(report.status == 3 && report.output.contains("--drop deletes the change log's rows"), "\(report.output)")
+        let dropped = try await recover(scratch, drop: true)
+        #expect(dropped.status == 0 && dropped.output.contains("dropped revisions 1–6"), "\(dropped.output)")
+
+        // The values stay (the database's entries hold them); their history is compacted.
+        daemon = try await DaemonProcess(scratch)
+        #expect(try await syncctl(["get", "a/3"], scratch: scratch).stdout.contains("3"))
+        #expect(try await syncctl(["get", "b"], scratch: scratch).stdout.contains("6"))
+        let state = try await status(scratch)
+        #expect(state["revision"] as? Int == 6 && state["compactedRevision"] as? Int == 6, "\(state)")
+        _ = try await syncctl(["put", "c", "7"], scratch: scratch)
+        try await daemon.stop()
+    }
+
+    @Test func aJournalCutBeforeTheRecordsTheDatabaseNamesStopsTheStart() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        for index in 1...20 { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
+        try await eventuallyAsync("the journal moved", timeout: .seconds(15)) {
+            try await status(scratch)["unmovedBytes"] as? Int == 0
+        }
+        daemon.child.signal(SIGKILL)
+        _ = try await daemon.child.waitForExit()
+        // Past the header, inside the first record, which the database names.
+        #expect(truncate(scratch.database + "-segments", 100) == 0)
+
+        let refusal = try await startFails(scratch)
+        #expect(
+            refusal.contains("is damaged at offset 64, before the end of the records the database's change log keeps in it"), "\(refusal)")
+        let dropped = try await recover(scratch, drop: true)
+        #expect(dropped.status == 0 && dropped.output.contains("dropped revisions 1–"), "\(dropped.output)")
+        let restarted = try await DaemonProcess(scratch)
+        #expect(try await syncctl(["get", "a/20"], scratch: scratch).stdout.contains("20"))
+        try await restarted.stop()
+    }
+
     @Test(.enabled(if: getuid() == 0, "mounts a small tmpfs, which needs root"))
     func aFullDiskRefusesWritesSaysSoOnceAndTakesThemAgainOnceSpaceIsFreed() async throws {
         let scratch = try Scratch()

@@ -8,7 +8,8 @@ fdatasync); only then does it reach BACKING. Killing this process with SIGKILL i
 every write not synced is gone, and BACKING holds exactly what a disk would after the cut (then
 `fusermount3 -u -z MOUNTPOINT` and mount again). Creating, renaming and removing files reach
 BACKING at once, as a journaling file system's metadata does once its directory is synced; only
-file contents are held back. Truncating is held back like a write.
+file contents are held back. Truncating is held back like a write. Hard links share one file's
+contents, held back once for all its names, as an inode's pages are.
 
 With --writeback P, each write is followed, with probability P, by one page of the file not yet
 synced, chosen at random, reaching BACKING on its own, as the kernel writes dirty pages back in
@@ -126,19 +127,51 @@ class LossyFileSystem(Operations):
 
     def __init__(self, root, writeback=0.0):
         self.root = os.path.realpath(root)
+        # By BACKING's inode number: a file's names share its contents.
         self.files = {}
+        # The names each of those files was reached by, to write it back through another name
+        # once one is removed.
+        self.names = {}
         self.writeback = writeback
         self.chooser = random.Random()
 
     def _backing(self, path):
         return os.path.join(self.root, path.lstrip("/"))
 
+    def _inode(self, path):
+        return self._os(os.lstat, self._backing(path)).st_ino
+
     def _contents(self, path):
-        contents = self.files.get(path)
+        inode = self._inode(path)
+        contents = self.files.get(inode)
         if contents is None:
             contents = Contents(self._backing(path))
-            self.files[path] = contents
+            self.files[inode] = contents
+        self.names.setdefault(inode, set()).add(path)
         return contents
+
+    def _forget_name(self, inode, path, links_before):
+        """`path` no longer names the file `inode`, which had `links_before` names."""
+        names = self.names.get(inode, set())
+        names.discard(path)
+        contents = self.files.get(inode)
+        if links_before <= 1:
+            self.files.pop(inode, None)
+            self.names.pop(inode, None)
+        elif contents is not None and contents.backing == self._backing(path):
+            other = next(iter(names), None) or self._find_name(inode)
+            if other is None:
+                self.files.pop(inode, None)
+            else:
+                contents.backing = self._backing(other)
+
+    def _find_name(self, inode):
+        for directory, _, names in os.walk(self.root):
+            for name in names:
+                backing = os.path.join(directory, name)
+                if os.lstat(backing).st_ino == inode:
+                    return "/" + os.path.relpath(backing, self.root)
+        return None
 
     @staticmethod
     def _os(call, *arguments):
@@ -152,7 +185,7 @@ class LossyFileSystem(Operations):
         attributes = {key: getattr(status, key) for key in ("st_mode", "st_nlink", "st_uid", "st_gid", "st_size")}
         for key in ("st_atime", "st_mtime", "st_ctime"):
             attributes[key] = getattr(status, key + "_ns")
-        contents = self.files.get(path)
+        contents = self.files.get(status.st_ino)
         if contents is not None:
             attributes["st_size"] = contents.size
         return attributes
@@ -188,23 +221,40 @@ class LossyFileSystem(Operations):
         return self._os(os.rmdir, self._backing(path)) or 0
 
     def unlink(self, path):
+        status = self._os(os.lstat, self._backing(path))
         self._os(os.unlink, self._backing(path))
-        self.files.pop(path, None)
+        self._forget_name(status.st_ino, path, status.st_nlink)
         return 0
 
     def rename(self, old, new):
+        moved = self._os(os.lstat, self._backing(old))
+        try:
+            replaced = os.lstat(self._backing(new))
+        except FileNotFoundError:
+            replaced = None
         self._os(os.rename, self._backing(old), self._backing(new))
-        self.files.pop(new, None)
-        if old in self.files:
-            contents = self.files.pop(old)
+        if replaced is not None and replaced.st_ino != moved.st_ino:
+            self._forget_name(replaced.st_ino, new, replaced.st_nlink)
+        names = self.names.setdefault(moved.st_ino, set())
+        names.discard(old)
+        names.add(new)
+        contents = self.files.get(moved.st_ino)
+        if contents is not None and contents.backing == self._backing(old):
             contents.backing = self._backing(new)
-            self.files[new] = contents
+        return 0
+
+    def link(self, target, source):
+        """`target`, a new name, for the file `source` names (`ln source target`)."""
+        self._os(os.link, self._backing(source), self._backing(target))
+        self.names.setdefault(self._inode(source), set()).update([source, target])
         return 0
 
     def create(self, path, mode, fi=None):
         descriptor = self._os(os.open, self._backing(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         os.close(descriptor)
-        self.files[path] = Contents(self._backing(path))
+        inode = self._inode(path)
+        self.files[inode] = Contents(self._backing(path))
+        self.names[inode] = {path}
         return 0
 
     def open(self, path, flags):
@@ -229,7 +279,7 @@ class LossyFileSystem(Operations):
         return 0
 
     def fsync(self, path, datasync, fh):
-        contents = self.files.get(path)
+        contents = self.files.get(self._inode(path))
         if contents is not None:
             self._os(contents.sync)
         return 0

@@ -351,7 +351,7 @@ import Testing
         try await storage.compact(through: 5)
         // Revisions 4 and 5 are compacted for readers but kept in the journal for a restart.
         #expect(try table(path).logRows == 0)
-        #expect(storage.journaled.withLock { $0.map(\.last) } == [4, 5])
+        #expect(storage.journaled.withLock { $0.map(\.segment.last) } == [4, 5])
         #expect(try await storage.history(of: "k4", limit: nil).isEmpty)
         // A restart, on a copy of the files: two storages never share one database.
         let copy = directory.file("copy.sqlite")

@@ -80,9 +80,9 @@ extension SQLiteBackend: RevisionStore {
     /// committed state (see ``Storage/maintain(changedEntries:)``).
     /// A failure loses nothing: the journal has every change, the engine's table keeps its marks,
     /// and the writer tries again later; it is logged once per 10 s with a count.
-    package func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool {
+    package func performMaintenance(changedEntries: () -> ChangedEntries, beforeStopping: Bool) -> Bool {
         do {
-            let wrote = try withoutActuallyEscaping(changedEntries) { try storage.maintain(changedEntries: $0) }
+            let wrote = try withoutActuallyEscaping(changedEntries) { try storage.maintain(changedEntries: $0, isDue: beforeStopping) }
             if let failures = maintenanceFailures.withLock({ $0.succeeded() }) {
                 logger.notice(
                     "the journal is moved into the database again",

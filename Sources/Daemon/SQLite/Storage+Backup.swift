@@ -6,16 +6,31 @@ import SyncEngine
 package extension Storage {
     /// Writes a consistent copy of the database to `path` with SQLite's online backup (one step,
     /// under one read transaction), adds the journal's segments to its change log, and returns
-    /// the revision it holds.
+    /// the revision it holds. The copy is one file: the rows that name sealed journals hold their
+    /// records in it.
     func backup(to path: String) async throws -> UInt64 {
         // Taken before the database is read (see the change log's readers).
-        let journaled = journaled.withLock { $0 }
+        let journaled = journaled.withLock { $0.map(\.segment) }
+        let sealed = sealed
         let destination = try DatabaseQueue(path: path)
         defer { try? destination.close() }
         try await withReader { db in
             try destination.writeWithoutTransaction { try db.backup(to: $0) }
         }
         return try await destination.write { db in
+            // The copy holds every record itself: the rows that name sealed journals, which stay
+            // here, are replaced by rows of their records.
+            let named = try Row.fetchAll(
+                db, sql: "SELECT \(Self.logColumns), revision FROM changes WHERE journal_salt IS NOT NULL ORDER BY revision")
+            for row in named {
+                let segments = try Self.loggedRevisions(row, sealed: sealed)
+                try db.execute(sql: "DELETE FROM changes WHERE revision = ?", arguments: [row[6] as Int64])
+                try Self.insertRows(
+                    of: [
+                        SegmentJournal.Segment(
+                            first: UInt64(bitPattern: row[0]), last: UInt64(bitPattern: row[1]), body: LogSegment.body(of: segments))
+                    ], db)
+            }
             let copied = try Self.lastRevision(db)
             try Self.insertRows(of: journaled.filter { $0.first > copied }, db)
             // The copy holds the journal's revisions itself and is continued by no journal: a
@@ -46,7 +61,7 @@ package extension Storage {
             }
             try migrator.migrate(queue)
             return try queue.read { db in
-                try readState(db).entries.entries(withPrefix: "").map { $0.entry() }
+                try readState(db, sealed: nil).entries.entries(withPrefix: "").map { $0.entry() }
             }
         } catch let error as SharedStateError {
             throw error

@@ -11,7 +11,8 @@ import SyncEngine
 package extension Storage {
     /// The change log's revisions after `revision` up to and including `lastRevision`, in order.
     func changes(after revision: UInt64, through lastRevision: UInt64) async throws -> [CommittedRevision] {
-        let journaled = journaled.withLock { $0 }
+        let journaled = journaled.withLock { $0.map(\.segment) }
+        let sealed = sealed
         return try await withReader { db in
             let rows = try Row.fetchCursor(
                 db,
@@ -20,7 +21,7 @@ package extension Storage {
             )
             var result: [CommittedRevision] = []
             while let row = try rows.next(), UInt64(bitPattern: row[0]) <= lastRevision {
-                result += try Self.loggedRevisions(row).filter { $0.revision > revision && $0.revision <= lastRevision }
+                result += try Self.loggedRevisions(row, sealed: sealed).filter { $0.revision > revision && $0.revision <= lastRevision }
             }
             let read = result.last?.revision ?? revision
             for segment in journaled where segment.last > read && segment.first <= lastRevision {
@@ -36,7 +37,8 @@ package extension Storage {
     /// the log.
     func entries(of keys: Set<String>, at revision: UInt64) async throws -> [String: Entry?] {
         guard !keys.isEmpty else { return [:] }
-        let journaled = journaled.withLock { $0 }
+        let journaled = journaled.withLock { $0.map(\.segment) }
+        let sealed = sealed
         return try await withReader { db in
             let compacted = try Self.meta("compacted_revision", db)
             var found: [String: Entry?] = [:]
@@ -61,7 +63,9 @@ package extension Storage {
                 arguments: [Int64(revision), Int64(compacted)]
             )
             while found.count < keys.count, let row = try rows.next() {
-                for logged in try Self.loggedRevisions(row).reversed() where logged.revision < journalStart { look(at: logged) }
+                for logged in try Self.loggedRevisions(row, sealed: sealed).reversed() where logged.revision < journalStart {
+                    look(at: logged)
+                }
             }
             return found
         }
@@ -70,7 +74,8 @@ package extension Storage {
     /// The changes of `key` in the change log, oldest first: the most recent `limit` (all with
     /// nil). Reads the log from the newest revision back, so it costs the length of the log.
     func history(of key: String, limit: Int?) async throws -> [LoggedChange] {
-        let journaled = journaled.withLock { $0 }
+        let journaled = journaled.withLock { $0.map(\.segment) }
+        let sealed = sealed
         // Before the read: a move that inserts them into `sessions` afterwards is in what it reads.
         let journaledWriters = journaledWriters.withLock { $0 }
         return try await withReader { db in
@@ -100,7 +105,7 @@ package extension Storage {
                     arguments: [Int64(compacted)]
                 )
                 while let row = try rows.next() {
-                    for revision in try Self.loggedRevisions(row).reversed() where revision.revision < journalStart {
+                    for revision in try Self.loggedRevisions(row, sealed: sealed).reversed() where revision.revision < journalStart {
                         if !look(at: revision) { break search }
                     }
                 }

@@ -45,11 +45,13 @@ extension Storage {
         of path: String, pool: DatabasePool, durability: Durability, syncInterval: Duration, chunkBytes: Int
     ) throws -> OpenedJournal {
         let journalPath = path + "-segments"
-        let (link, inDatabase) = try read(pool, path: path) { db in (try JournalLink.read(db), try lastRevision(db)) }
         let contents = try SegmentJournal.read(path: journalPath)
+        let (link, inDatabase, named) = try read(pool, path: path) { db in
+            (try JournalLink.read(db), try lastRevision(db), try contents.salt.flatMap { try SealedJournals.named(in: $0, db) })
+        }
         let plan = JournalRecovery.plan(
             for: contents, journal: journalPath, database: path, link: link, databaseRevision: inDatabase,
-            bootID: JournalHeader.currentBootID)
+            bootID: JournalHeader.currentBootID, named: named)
         var scan: JournalScan?
         var recovery: JournalRecoveryReport?
         switch plan {
@@ -102,6 +104,11 @@ extension Storage {
             }
         } catch {
             throw StorageError(path: path, message: "cannot move the segment journal into the database: \(describe(error))")
+        }
+        // After the synced move that names the new journal: what the rows name now stays. A
+        // failure only leaves files to the next replacement.
+        _ = try? pool.writeWithoutTransaction { db in
+            try SealedJournals(journalPath: journalPath).removeUnreferenced(db, keeping: [next.salt])
         }
         let journal = try SegmentJournal.create(
             path: journalPath, header: next.header(syncsEachAppend: syncsEachAppend), syncInterval: interval)
@@ -184,18 +191,19 @@ extension Storage {
         journal.unsynced.map { $0.since + syncInterval / 2 }
     }
 
-    /// The store's maintenance between commits: the move into the database when it is due.
-    /// Returns whether it wrote what `changedEntries` gave.
+    /// The store's maintenance between commits: the move into the database when it is due (or
+    /// `isDue`: before the writer stops, so that `entries` holds every value and a restart
+    /// replays nothing). Returns whether it wrote what `changedEntries` gave.
     ///
     /// - Throws: The move's error; nothing is lost (the journal keeps every record).
-    func maintain(changedEntries: () -> ChangedEntries) throws -> Bool {
-        guard isMaterializationDue else { return false }
+    func maintain(changedEntries: () -> ChangedEntries, isDue: Bool = false) throws -> Bool {
+        guard isDue || isMaterializationDue else { return false }
         return try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
     }
 
     /// The bytes of the journal's records not yet moved into the database.
     var unmovedBytes: UInt64 {
-        journaled.withLock { $0.reduce(0) { $0 + UInt64($1.body.count) } }
+        journaled.withLock { $0.reduce(0) { $0 + UInt64($1.segment.body.count) } }
     }
 
     /// How many appends synced the journal themselves because the writer's sync was late.

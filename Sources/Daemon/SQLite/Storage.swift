@@ -85,9 +85,22 @@ package final class Storage: Sendable {
     /// Whether a replacement is pending or the previous journal not yet forgotten: what
     /// ``replacePendingJournal()`` has to do, read by every commit without a lock.
     let hasJournalWork = Atomic<Bool>(true)
+    /// A commit group in the current journal: its segment, and where its record is.
+    struct JournaledSegment: Sendable {
+        var segment: SegmentJournal.Segment
+        /// The journal's salt, and the record's offset in it.
+        var salt: UInt64
+        var offset: UInt64
+
+        /// Where the record ends in the journal.
+        var end: UInt64 { offset + UInt64(JournalScan.recordHeaderSize + segment.body.count) }
+    }
+
     /// The journal's segments, in order, for readers of the change log: each is removed only once
-    /// the `changes` table holds it.
-    let journaled: Mutex<[SegmentJournal.Segment]>
+    /// the `changes` table names it.
+    let journaled: Mutex<[JournaledSegment]>
+    /// The journals the `changes` table names, under their salts.
+    let sealed: SealedJournals
     /// The writers the journal names that the `sessions` table does not hold yet: the next move
     /// inserts them.
     let journaledWriters = Mutex<[WriterIdentity]>([])
@@ -177,6 +190,15 @@ package final class Storage: Sendable {
         } catch {
             throw StorageError(path: path, message: "cannot prepare the schema: \(Self.describe(error))")
         }
+        let sealed = SealedJournals(journalPath: path + "-segments")
+        self.sealed = sealed
+        let problem: String?
+        do {
+            problem = try pool.read { db in try sealed.problem(db, database: path, excluding: try JournalLink.read(db).salt) }
+        } catch {
+            throw StorageError(path: path, message: "cannot read the change log: \(Self.describe(error))")
+        }
+        if let problem { throw StorageError(path: path, message: problem) }
         let opened = try Self.openJournal(
             of: path, pool: pool, durability: durability, syncInterval: syncInterval, chunkBytes: materialization.maxBytesPerTransaction)
         lastLogged.withLock { $0 = opened.revision }
@@ -188,9 +210,9 @@ package final class Storage: Sendable {
 
     /// Reads every entry and the revisions; called once at start-up, before any commit.
     func load() throws -> StartingState {
-        let segments = journaled.withLock { $0 }
+        let segments = journaled.withLock { $0.map(\.segment) }
         let (loaded, replayed) = try withReader { db in
-            let state = try Self.readState(db, then: segments, tracksChanges: true)
+            let state = try Self.readState(db, then: segments, sealed: sealed, tracksChanges: true)
             let lastSessionID = try UInt64.fetchOne(
                 db,
                 sql: """
@@ -246,10 +268,11 @@ package final class Storage: Sendable {
             journaledWriters.withLock { $0 += writers }
         }
         let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
-        let syncedLate = try journal.append(first: segment.first, last: segment.last, body: segment.body)
-        if syncedLate { lateSyncs.add(1, ordering: .relaxed) }
+        let appended = try journal.appendRecord(first: segment.first, last: segment.last, body: segment.body)
+        if appended.syncedLate { lateSyncs.add(1, ordering: .relaxed) }
         Failpoint.journalAfterAppend.hit()
-        journaled.withLock { $0.append(segment) }
+        let salt = journal.header?.salt ?? 0
+        journaled.withLock { $0.append(JournaledSegment(segment: segment, salt: salt, offset: appended.offset)) }
         lastLogged.withLock { $0 = last }
         unmaterialized.withLock { pending in
             pending.revisions += revisions.count
@@ -274,14 +297,16 @@ package final class Storage: Sendable {
     }
 
     /// Moves the journal's segments into the `changes` table and writes `changedEntries` (the
-    /// entries changed since the last call that wrote them) to the `entries` table, in
-    /// transactions of at most ``MaterializationPolicy/maxBytesPerTransaction``, so a restart
-    /// replays no log before that point; replaces the journal when it grew past
-    /// ``MaterializationPolicy/journalReplacementBytes`` (the transaction that names the new one
-    /// is synced; the others are not: the journal keeps their records and its own sync keeps the
-    /// promise), and drops what compaction has released. Call it only while no commit runs (the
-    /// engine holds the right to commit). When it throws, nothing is lost: the journal still holds
-    /// every change and the next call tries again.
+    /// entries changed since the last call that wrote them) to the `entries` table, in one
+    /// transaction, so a restart replays no log before that point; replaces the journal when it
+    /// grew past ``MaterializationPolicy/journalReplacementBytes`` (the transaction that names the
+    /// new one is synced, and then removes the sealed journals no row names any more; the others
+    /// are not synced: the journal keeps their records and its own sync keeps the promise). Call
+    /// it only while no commit runs (the engine holds the right to commit). When it throws,
+    /// nothing is lost: the journal still holds every change and the next call tries again.
+    ///
+    /// A segment moves as a reference (``SealedJournals``): the row names where its record is in
+    /// the journal, synced first, and copies nothing.
     ///
     /// Without `changedEntries` (a storage used without an engine, or closing), only the journal
     /// moves: `entries` stays as it was, and a restart replays the log after it.
@@ -297,8 +322,7 @@ package final class Storage: Sendable {
         try replacePendingJournal()
         let pending = unmaterialized.withLock { $0 }
         let segments = journaled.withLock { $0 }
-        // Inserted by the first transaction: before, or with, the revisions that name them.
-        var insertsWriters = !journaledWriters.withLock { $0.isEmpty }
+        let insertsWriters = !journaledWriters.withLock { $0.isEmpty }
         let writesEntries = pending.since != nil && changedEntries != nil
         let journalSize = journal.size
         let replaces =
@@ -307,35 +331,25 @@ package final class Storage: Sendable {
         guard writesEntries || !segments.isEmpty || insertsWriters || replaces else { return false }
         // The database names the journal that replaces this one in the transaction that moves
         // this one's last segments: whichever of the two a crash leaves, start-up recognises it.
-        let next = replaces ? link.withLock { $0 }.succeeded(after: lastLogged.withLock { $0 }) : nil
+        let current = link.withLock { $0 }
+        let next = replaces ? current.succeeded(after: lastLogged.withLock { $0 }) : nil
         do {
-            // In chunks, each its own transaction: a large journal never needs its size several
-            // times over in the write-ahead log at once. A chunk moved stays moved; the journal
-            // keeps its segments until it is replaced, and start-up skips what the database holds.
-            var moved = 0
-            for chunk in LogSegment.chunks(of: segments, bytes: materialization.maxBytesPerTransaction) {
-                let isLast = moved + chunk.count == segments.count
-                try withWriter { db in
-                    try moveJournaledWriters(if: insertsWriters) { writers in
-                        try Self.move(
-                            Array(chunk), writers: writers,
-                            entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: isLast ? next : nil,
-                            db, durability)
-                    }
+            // A row never names what a power cut can take.
+            if let end = segments.last?.end { try journal.sync(through: end) }
+            let references = Self.references(to: segments)
+            try withWriter { db in
+                try moveJournaledWriters(if: insertsWriters) { writers in
+                    try Self.move(
+                        [], references: references, writers: writers,
+                        entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
                 }
-                insertsWriters = false
-                moved += chunk.count
-                journaled.withLock { $0.removeFirst(chunk.count) }
-            }
-            if segments.isEmpty, writesEntries || next != nil || insertsWriters {
-                try withWriter { db in
-                    try moveJournaledWriters(if: insertsWriters) { writers in
-                        try Self.move(
-                            [], writers: writers, entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db,
-                            durability)
-                    }
+                if let next {
+                    // Synced: what the rows name now is what a power cut leaves. Failing here
+                    // only leaves files to the next replacement.
+                    _ = try? sealed.removeUnreferenced(db, keeping: [current.salt, next.salt])
                 }
             }
+            journaled.withLock { $0.removeFirst(segments.count) }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
             unmaterialized.withLock {
@@ -360,6 +374,29 @@ package final class Storage: Sendable {
         return writesEntries
     }
 
+    /// The rows of `changes` that name `segments`' records where they are: consecutive records
+    /// of one journal in runs of up to ``mergedRowBytes`` (a replay reads a run whole), each from
+    /// the first record's start to the last one's end (the writers records between them
+    /// included: readers skip them).
+    static func references(to segments: [JournaledSegment]) -> [SealedJournals.Run] {
+        var runs: [SealedJournals.Run] = []
+        for segment in segments {
+            if var run = runs.last, run.reference.salt == segment.salt, run.last &+ 1 == segment.segment.first,
+                segment.end - run.reference.offset <= UInt64(mergedRowBytes)
+            {
+                run.last = segment.segment.last
+                run.reference.length = segment.end - run.reference.offset
+                runs[runs.count - 1] = run
+            } else {
+                runs.append(
+                    SealedJournals.Run(
+                        first: segment.segment.first, last: segment.segment.last,
+                        reference: .init(salt: segment.salt, offset: segment.offset, length: segment.end - segment.offset)))
+            }
+        }
+        return runs
+    }
+
     /// Runs `move` with the writers the journal names and `sessions` does not hold yet (none
     /// unless `inserting`), and forgets them once it succeeded. On the writer's connection, as
     /// ``forgetSessions(_:throughSession:)`` is: a session forgotten meanwhile is not inserted
@@ -380,12 +417,12 @@ package final class Storage: Sendable {
     /// little it does not send.
     static let mergedRowBytes = 1 << 20
 
-    /// Moves `segments` into the `changes` table and the `sessions` rows of `writers`, writes
-    /// `entries` to the `entries` table and `link` to `meta`, in one transaction on `db` (the
-    /// writer's).
+    /// Moves `segments` (copied) and `references` (named where they are) into the `changes`
+    /// table and the `sessions` rows of `writers`, writes `entries` to the `entries` table and
+    /// `link` to `meta`, in one transaction on `db` (the writer's).
     static func move(
-        _ segments: [SegmentJournal.Segment], writers: [WriterIdentity] = [], entries: (changed: ChangedEntries, through: UInt64)?,
-        link: JournalLink?, _ db: Database, _ durability: Durability
+        _ segments: [SegmentJournal.Segment], references: [SealedJournals.Run] = [], writers: [WriterIdentity] = [],
+        entries: (changed: ChangedEntries, through: UInt64)?, link: JournalLink?, _ db: Database, _ durability: Durability
     ) throws {
         // A move that names a new journal is synced even with `--durability normal`: the old
         // journal, and what it holds, goes once the transaction is in. Any other move is not:
@@ -401,8 +438,9 @@ package final class Storage: Sendable {
                 .execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
             }
             try insertRows(of: segments, db)
-            if !segments.isEmpty { Failpoint.moveInTransaction.hit() }
-            if let last = segments.last?.last {
+            try insertRows(of: references, db)
+            if !segments.isEmpty || !references.isEmpty { Failpoint.moveInTransaction.hit() }
+            if let last = references.last?.last ?? segments.last?.last {
                 try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
             }
             if let entries { try write(entries.changed, through: entries.through, db) }
@@ -485,6 +523,27 @@ package final class Storage: Sendable {
         }
     }
 
+    /// Appends a row of the `changes` table for each run, naming where its records are.
+    static func insertRows(of runs: [SealedJournals.Run], _ db: Database) throws {
+        guard !runs.isEmpty else { return }
+        let handle = try db.cachedStatement(
+            sql: """
+                INSERT INTO changes (revision, first_revision, body, journal_salt, journal_offset, journal_length)
+                VALUES (?, ?, x'', ?, ?, ?)
+                """
+        ).sqliteStatement
+        for run in runs {
+            sqlite3_reset(handle)
+            sqlite3_bind_int64(handle, 1, Int64(run.last))
+            sqlite3_bind_int64(handle, 2, Int64(run.first))
+            sqlite3_bind_int64(handle, 3, Int64(bitPattern: run.reference.salt))
+            sqlite3_bind_int64(handle, 4, Int64(run.reference.offset))
+            sqlite3_bind_int64(handle, 5, Int64(run.reference.length))
+            let code = sqlite3_step(handle)
+            guard code == SQLITE_DONE else { throw error(code, db) }
+        }
+    }
+
     /// The room merged rows are written in, kept from one move to the next (see
     /// ``LogSegment/forEachRow(of:mergedBytes:maxBytes:scratch:_:)``): at most ``mergedRowBytes``.
     private static let rowScratch = Mutex<[UInt8]>([])
@@ -493,8 +552,11 @@ package final class Storage: Sendable {
     /// after `entries_revision` replayed over it, then `segments` (the journal's).
     ///
     /// With `tracksChanges`, the table it returns ``EntryTable/tracksChanges`` and has marked what
-    /// the replayed revisions changed: what the `entries` table is behind by.
-    static func readState(_ db: Database, then segments: [SegmentJournal.Segment] = [], tracksChanges: Bool = false) throws
+    /// the replayed revisions changed: what the `entries` table is behind by. `sealed`: where the
+    /// rows that name journals find them (nil for a copy that holds every record itself).
+    static func readState(
+        _ db: Database, then segments: [SegmentJournal.Segment] = [], sealed: SealedJournals?, tracksChanges: Bool = false
+    ) throws
         -> (entries: EntryTable, revision: UInt64, replayed: Int)
     {
         // Sized once: growing a table of a million entries rehashes it about twenty times.
@@ -546,7 +608,7 @@ package final class Storage: Sendable {
             arguments: [Int64(entriesRevision)]
         )
         while let row = try log.next() {
-            for logged in try loggedRevisions(row) where logged.revision > entriesRevision {
+            for logged in try loggedRevisions(row, sealed: sealed) where logged.revision > entriesRevision {
                 for change in logged.changes {
                     entries.set(change.key, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
                 }
@@ -575,12 +637,27 @@ package final class Storage: Sendable {
         max(try meta("revision", db), UInt64(try Int64.fetchOne(db, sql: "SELECT max(revision) FROM changes") ?? 0))
     }
 
-    /// The columns of a change log row that ``loggedRevisions(_:)`` reads.
-    static let logColumns = "coalesce(first_revision, revision), revision, body"
+    /// The columns of a change log row that ``loggedRevisions(_:sealed:)`` reads.
+    static let logColumns = "coalesce(first_revision, revision), revision, body, journal_salt, journal_offset, journal_length"
 
-    /// The revisions a change log row holds, selected with ``logColumns``, in order.
-    static func loggedRevisions(_ row: Row) throws -> [CommittedRevision] {
-        try LogSegment.revisions(in: row[2], first: UInt64(bitPattern: row[0]), last: UInt64(bitPattern: row[1]))
+    /// The revisions a change log row holds, selected with ``logColumns``, in order: from its
+    /// body, or from the sealed journal it names.
+    ///
+    /// - Throws: ``StorageError`` when the journal it names is missing or damaged, or when it
+    ///   names one and `sealed` is nil (a copy of the database must hold every record).
+    static func loggedRevisions(_ row: Row, sealed: SealedJournals?) throws -> [CommittedRevision] {
+        let first = UInt64(bitPattern: row[0])
+        let last = UInt64(bitPattern: row[1])
+        guard let salt = row[3] as Int64? else { return try LogSegment.revisions(in: row[2], first: first, last: last) }
+        let reference = SealedJournals.Reference(
+            salt: UInt64(bitPattern: salt), offset: UInt64(row[4] as Int64), length: UInt64(row[5] as Int64))
+        guard let sealed else {
+            throw StorageError(
+                path: "", message: "revisions \(first)–\(last) are kept in a journal, which a copy of the database does not have")
+        }
+        return try sealed.segments(reference, first: first, last: last).flatMap {
+            try LogSegment.revisions(in: $0.body, first: $0.first, last: $0.last)
+        }
     }
 
     /// The size of the database and its write-ahead logs, in bytes.
@@ -589,8 +666,11 @@ package final class Storage: Sendable {
     /// The database file's size in bytes, without its write-ahead logs.
     var databaseFileSize: UInt64 { Self.size(of: path) }
 
-    /// The size of the write-ahead logs in bytes: SQLite's and the segment journal.
-    var writeAheadLogSize: UInt64 { Self.size(of: path + "-wal") + journal.size }
+    /// The size of the write-ahead logs in bytes: SQLite's, the segment journal and the sealed
+    /// journals the change log names.
+    var writeAheadLogSize: UInt64 {
+        Self.size(of: path + "-wal") + journal.size + sealed.size(excluding: journal.header?.salt)
+    }
 
     private static func size(of file: String) -> UInt64 {
         (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.uint64Value ?? 0

@@ -2,10 +2,10 @@ import GRDB
 
 /// The schema of syncd's database, as migrations that never change once released.
 ///
-/// - `changes`: the change log, one row per revision (the integer primary key), holding every
-///   change of that revision as one encoded `WatchEvent` message. A commit appends to it and
-///   writes nothing else: appending is the cheapest insert SQLite has, and a replay decodes rows
-///   straight into the frames watchers receive.
+/// - `changes`: the change log, one row per run of revisions (`first_revision` through the
+///   integer primary key `revision`): either their records themselves (`body`, a ``LogSegment``),
+///   or, with `journal_salt`, where they are in a sealed journal (``SealedJournals``). A move
+///   appends to it: appending is the cheapest insert SQLite has.
 /// - `entries`: the value of every key as of revision `entries_revision`, materialised from the
 ///   log in batches (see ``Storage/materialize(changedEntries:)``), so a restart loads them and replays only the
 ///   log after that revision. `ephemeral_session` is the session an ephemeral key is bound to (0:
@@ -75,6 +75,17 @@ package enum StorageMigrations {
                         ('database_id', (SELECT abs(random()) + 1)), ('journal_salt', 0), ('journal_previous_salt', 0), ('journal_base', 0)
                     """
             )
+        }
+        migrator.registerMigration("v7: the change log kept in sealed journals") { db in
+            // A row with a salt holds no body: its revisions are the records at bytes
+            // `journal_offset ..< journal_offset + journal_length` of that journal (see
+            // SealedJournals); NULL in the rows that hold their records themselves.
+            try db.execute(
+                sql: """
+                    ALTER TABLE changes ADD COLUMN journal_salt INTEGER;
+                    ALTER TABLE changes ADD COLUMN journal_offset INTEGER;
+                    ALTER TABLE changes ADD COLUMN journal_length INTEGER;
+                    """)
         }
         return migrator
     }

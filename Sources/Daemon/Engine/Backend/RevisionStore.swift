@@ -34,9 +34,11 @@ package protocol RevisionStore: AnyObject, Sendable {
     /// current entries written to their table). Called when the writer is idle or
     /// ``maintenanceDeadline`` has passed, and before it stops.
     ///
-    /// - Parameter changedEntries: The entries the engine's table changed since the engine last
-    ///   forgot them (``EntryTable/changes``), for a store that writes them out; ask only when
-    ///   writing.
+    /// - Parameters:
+    ///   - changedEntries: The entries the engine's table changed since the engine last forgot
+    ///     them (``EntryTable/changes``), for a store that writes them out; ask only when writing.
+    ///   - beforeStopping: Whether the writer stops next: the work is due now, whatever its
+    ///     deadline.
     /// - Returns: Whether the store wrote what `changedEntries` gave: the engine then forgets them.
-    func performMaintenance(changedEntries: () -> ChangedEntries) -> Bool
+    func performMaintenance(changedEntries: () -> ChangedEntries, beforeStopping: Bool) -> Bool
 }

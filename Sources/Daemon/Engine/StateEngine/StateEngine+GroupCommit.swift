@@ -60,7 +60,7 @@ package extension StateEngine {
                         }
                         queue.finishCommit(maintenanceDeadline: store.maintenanceDeadline, syncDeadline: store.syncDeadline)
                     }
-                    performMaintenance(of: store)
+                    performMaintenance(of: store, beforeStopping: true)
                     finished.resume()
                 }
                 thread.name = "syncd-writer"
@@ -74,13 +74,14 @@ package extension StateEngine {
     /// Lets the store do its work between commits, with the entries changed since it last wrote
     /// them out; forgets those once it did. Only while the writer holds the right to commit:
     /// nothing publishes meanwhile.
-    private func performMaintenance(of store: any RevisionStore) {
-        let wrote = store.performMaintenance {
-            // A copy, read without the lock; released before the marks are cleared below, so
-            // clearing them copies nothing.
-            let table = published.withLock { $0.entries }
-            return table.changes
-        }
+    private func performMaintenance(of store: any RevisionStore, beforeStopping: Bool = false) {
+        let wrote = store.performMaintenance(
+            changedEntries: {
+                // A copy, read without the lock; released before the marks are cleared below, so
+                // clearing them copies nothing.
+                let table = published.withLock { $0.entries }
+                return table.changes
+            }, beforeStopping: beforeStopping)
         if wrote { published.withLock { $0.entries.forgetChanges() } }
     }
 

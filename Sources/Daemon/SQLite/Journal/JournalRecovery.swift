@@ -11,8 +11,9 @@
 ///   machine and not synced at each append, are what a power cut leaves when the disk wrote the
 ///   file's pages out of order: everything from the hole on was appended after the last sync
 ///   (a sync covers the whole file), so cutting there keeps the promise of `--durability normal`.
-/// - Anything else — a damaged record followed by whole ones, a missing journal the database
-///   names, a journal of another database or an older one, a database that went back behind its
+/// - Anything else — a damaged record followed by whole ones, a journal that ends, whole or
+///   not, before the records the database's change log keeps in it (``SealedJournals``), a
+///   missing journal the database names, a journal of another database or an older one, a database that went back behind its
 ///   journal — stops the start with a message that names the file, the offset and the
 ///   revisions, and the command that shows and, when asked, drops what is in the way
 ///   (`syncd recover`).
@@ -47,6 +48,14 @@ package enum JournalRecovery {
         package var description: String { message }
     }
 
+    /// Where the records a database's change log keeps in one journal end (``SealedJournals``).
+    package struct NamedRecords: Sendable {
+        /// The offset after the last byte a row names.
+        package var end: Int
+        /// The revisions of those rows.
+        package var revisions: ClosedRange<UInt64>
+    }
+
     /// How `syncd recover --drop` gets past a ``Problem``.
     package enum Remedy: Sendable, Equatable {
         /// Cut the journal at this offset (the bytes cut off are kept beside it).
@@ -59,10 +68,13 @@ package enum JournalRecovery {
     /// The plan for `contents`, found at `journal` beside the database at `database`, which holds
     /// revisions up to `databaseRevision` and records `link`.
     ///
-    /// - Parameter bootID: This boot of the machine (``JournalHeader/currentBootID``).
+    /// - Parameters:
+    ///   - bootID: This boot of the machine (``JournalHeader/currentBootID``).
+    ///   - named: Where the records the database's change log keeps in this journal end (the
+    ///     rows that name its salt), and their revisions; nil when none.
     package static func plan(
         for contents: SegmentJournal.Contents, journal: String, database: String, link: JournalLink, databaseRevision: UInt64,
-        bootID: UInt128
+        bootID: UInt128, named: NamedRecords? = nil
     ) -> Plan {
         let recover = "`syncd recover --database \(database)` shows what starting without it would lose, and drops it with --drop"
         func refuse(_ message: String, loss: String, remedy: Remedy = .startNewJournal) -> Plan {
@@ -135,6 +147,22 @@ package enum JournalRecovery {
                     missing or damaged)
                     """,
                     loss: "revisions \(databaseRevision + 1)–\(scan.segments.last?.last ?? header.baseRevision)")
+            }
+            if let named, named.end > scan.end {
+                let following = scan.damage?.followingRevisions
+                let lost = scan.damage?.expectedRevision ?? (scan.segments.last?.last ?? header.baseRevision) + 1
+                let what = scan.damage == nil ? "ends at offset \(scan.end)" : "is damaged at offset \(scan.end)"
+                return refuse(
+                    """
+                    the segment journal \(journal) \(what), before the end of the records the database's change log keeps in it \
+                    (revisions \(named.revisions.lowerBound)–\(named.revisions.upperBound), up to offset \(named.end)): those writes \
+                    were acknowledged, so syncd does not drop them by itself
+                    """,
+                    loss: """
+                        revisions \(lost)–\(max(following?.upperBound ?? 0, named.revisions.upperBound)) from the change log (history and \
+                        replays of them; their changes to values too, where the database's entries do not hold them yet)
+                        """,
+                    remedy: .cut(at: scan.end))
             }
             guard let damage = scan.damage else { return .use(scan) }
             guard let following = damage.followingRevisions else { return .cutTornEnd(scan, damage) }

@@ -21,6 +21,9 @@ package struct JournalRepair: Sendable {
     private let link: JournalLink
     private let databaseRevision: UInt64
     private let contents: SegmentJournal.Contents
+    /// A journal other than the current one that the change log keeps records in and that is
+    /// missing or short, as start-up refuses it (see ``SealedJournals``); nil when there is none.
+    package let missingRecords: String?
 
     /// Reads the database at `databasePath` and its journal, changing neither (a database from
     /// an older syncd has its schema brought up to date).
@@ -35,26 +38,41 @@ package struct JournalRepair: Sendable {
         do {
             queue = try DatabaseQueue(path: databasePath)
             try StorageMigrations.migrator.migrate(queue)
-            (link, databaseRevision) = try queue.read { db in (try JournalLink.read(db), try Storage.lastRevision(db)) }
+            contents = try SegmentJournal.read(path: databasePath + "-segments")
+            let sealed = SealedJournals(journalPath: databasePath + "-segments")
+            let named: JournalRecovery.NamedRecords?
+            (link, databaseRevision, named, missingRecords) = try queue.read { [contents] db in
+                let link = try JournalLink.read(db)
+                return (
+                    link, try Storage.lastRevision(db), try contents.salt.flatMap { try SealedJournals.named(in: $0, db) },
+                    try sealed.problem(db, database: databasePath, excluding: link.salt)
+                )
+            }
             try queue.close()
+            plan = JournalRecovery.plan(
+                for: contents, journal: databasePath + "-segments", database: databasePath, link: link,
+                databaseRevision: databaseRevision, bootID: JournalHeader.currentBootID, named: named)
+        } catch let error as StorageError {
+            throw error
         } catch {
             throw StorageError(path: databasePath, message: "cannot read: \(Storage.describe(error))")
         }
-        contents = try SegmentJournal.read(path: databasePath + "-segments")
-        plan = JournalRecovery.plan(
-            for: contents, journal: databasePath + "-segments", database: databasePath, link: link, databaseRevision: databaseRevision,
-            bootID: JournalHeader.currentBootID)
     }
 
     /// Whether start-up refuses, so that only ``drop()`` gets past it.
     package var isNeeded: Bool {
         if case .refuse = plan { return true }
-        return false
+        return missingRecords != nil
     }
 
     /// What start-up would do, and, when it refuses, exactly what dropping would lose.
     package var report: String {
         var lines = ["database \(databasePath): revision \(databaseRevision)"]
+        if let missingRecords {
+            lines.append("syncd does not start: \(missingRecords)")
+            lines.append(
+                "--drop deletes the change log's rows that name those records, and records it as compacted through their last revision")
+        }
         switch plan {
         case .create:
             lines.append("journal \(journalPath): none yet; syncd starts one")
@@ -92,11 +110,17 @@ package struct JournalRepair: Sendable {
     ///
     /// - Throws: ``StorageError`` when a file cannot be changed; what was done before stays.
     package func drop() throws -> String {
-        guard case .refuse(let problem) = plan else { return "nothing to drop" }
+        guard case .refuse(let problem) = plan else {
+            guard missingRecords != nil else { return "nothing to drop" }
+            return try dropRowsNamingWhatIsGone() ?? "nothing to drop"
+        }
         switch problem.remedy {
         case .cut(let offset):
             let kept = try SegmentJournal.cut(path: journalPath, at: offset)
-            return "cut \(journalPath) at offset \(offset); the bytes cut off are in \(kept)"
+            return
+                (["cut \(journalPath) at offset \(offset); the bytes cut off are in \(kept)"]
+                + [try dropRowsNamingWhatIsGone()].compactMap { $0 })
+                .joined(separator: "\n")
         case .startNewJournal:
             var done: [String] = []
             if FileManager.default.fileExists(atPath: journalPath) {
@@ -123,6 +147,25 @@ package struct JournalRepair: Sendable {
             try? queue.close()
             done.append("started a new journal after revision \(databaseRevision)")
             return done.joined(separator: "\n")
+        }
+    }
+
+    /// Deletes the change log's rows that name records no journal holds any more (see
+    /// ``SealedJournals/dropRowsNamingWhatIsGone(_:)``); says what it dropped, nil when nothing.
+    private func dropRowsNamingWhatIsGone() throws -> String? {
+        let sealed = SealedJournals(journalPath: journalPath)
+        do {
+            let queue = try DatabaseQueue(path: databasePath)
+            defer { try? queue.close() }
+            let dropped = try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                return try Storage.inTransaction(db) { db in try sealed.dropRowsNamingWhatIsGone(db) }
+            }
+            return dropped.map {
+                "dropped revisions \($0.lowerBound)–\($0.upperBound) from the change log (their journal no longer holds them); compacted through \($0.upperBound)"
+            }
+        } catch {
+            throw StorageError(path: databasePath, message: "cannot drop the rows naming lost records: \(Storage.describe(error))")
         }
     }
 

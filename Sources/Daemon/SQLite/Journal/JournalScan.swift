@@ -111,6 +111,19 @@ package struct JournalScan: Sendable {
         self.damage = damage
     }
 
+    /// The whole records at the start of `bytes`, which hold records only (a run of them a row
+    /// of `changes` names, see ``SealedJournals``): the commit groups in order, skipping writers
+    /// records, and how many bytes the whole records take (`bytes.count` when all are whole).
+    static func records(in bytes: UnsafeRawBufferPointer, salt: UInt64) -> (segments: [Segment], wholeBytes: Int) {
+        var segments: [Segment] = []
+        var offset = 0
+        while let record = record(in: bytes, at: offset, salt: salt, expected: nil) {
+            if case .segment(let segment) = record { segments.append(segment) }
+            offset += record.size
+        }
+        return (segments, offset)
+    }
+
     /// One whole record: a commit group, or the writers the groups after it name.
     private enum Record {
         case segment(Segment)

@@ -38,6 +38,12 @@ package final class SegmentJournal: Sendable {
         case damagedHeader(bytes: Int)
         /// A journal, read (see ``JournalScan``).
         case journal(JournalScan)
+
+        /// The journal's salt, when it is one.
+        package var salt: UInt64? {
+            if case .journal(let scan) = self { return scan.header.salt }
+            return nil
+        }
     }
 
     /// The appends not yet synced: since when, and how many bytes.
@@ -49,6 +55,8 @@ package final class SegmentJournal: Sendable {
     private struct OpenFile {
         var descriptor: Int32
         var size: UInt64
+        /// The bytes from the start known synced: a move names only records before it.
+        var syncedSize: UInt64
         var header: JournalHeader
         var unsynced: Unsynced?
         /// While a ``sync()`` runs: the appends made since it began, which it may not cover.
@@ -97,7 +105,8 @@ package final class SegmentJournal: Sendable {
         let descriptor = try makeFile(path: path, header: header)
         return SegmentJournal(
             path: path, syncInterval: syncInterval,
-            file: OpenFile(descriptor: descriptor, size: UInt64(header.encodedSize), header: header))
+            file: OpenFile(descriptor: descriptor, size: UInt64(header.encodedSize), syncedSize: UInt64(header.encodedSize), header: header)
+        )
     }
 
     /// Opens the journal `scan` read at `path` to append after its last whole record. A file
@@ -112,8 +121,17 @@ package final class SegmentJournal: Sendable {
             _ = Glibc.close(descriptor)
             throw StorageError(path: path, message: "changed while syncd read it; try again")
         }
+        do {
+            // A journal made before sealed names gets its own now: a move names it.
+            try SealedJournals(journalPath: path).seal(salt: scan.header.salt)
+        } catch {
+            _ = Glibc.close(descriptor)
+            throw error
+        }
+        // What was appended before this start may not be synced: the first move syncs it.
         return SegmentJournal(
-            path: path, syncInterval: syncInterval, file: OpenFile(descriptor: descriptor, size: UInt64(scan.end), header: scan.header))
+            path: path, syncInterval: syncInterval,
+            file: OpenFile(descriptor: descriptor, size: UInt64(scan.end), syncedSize: 0, header: scan.header))
     }
 
     /// Cuts the journal at `path` at `offset`, keeping the bytes cut off in a file beside it,
@@ -152,6 +170,11 @@ package final class SegmentJournal: Sendable {
     /// When it throws, the journal is as before.
     @discardableResult
     package func append(first: UInt64, last: UInt64, body: Data) throws -> Bool {
+        try appendRecord(first: first, last: last, body: body).syncedLate
+    }
+
+    /// ``append(first:last:body:)``, returning where the record starts as well.
+    package func appendRecord(first: UInt64, last: UInt64, body: Data) throws -> (offset: UInt64, syncedLate: Bool) {
         try append(first: first, last: last, body: body, mayDeferSync: false)
     }
 
@@ -163,8 +186,8 @@ package final class SegmentJournal: Sendable {
             first: JournalWriters.revision, last: JournalWriters.revision, body: JournalWriters.body(of: writers), mayDeferSync: true)
     }
 
-    private func append(first: UInt64, last: UInt64, body: Data, mayDeferSync: Bool) throws -> Bool {
-        try file.withLock { (file: inout OpenFile?) throws -> Bool in
+    private func append(first: UInt64, last: UInt64, body: Data, mayDeferSync: Bool) throws -> (offset: UInt64, syncedLate: Bool) {
+        try file.withLock { (file: inout OpenFile?) throws -> (offset: UInt64, syncedLate: Bool) in
             guard var open = file else { throw StorageError(path: path, message: "the segment journal is closed") }
             let now = ContinuousClock.now
             let syncsNow: Bool
@@ -202,10 +225,12 @@ package final class SegmentJournal: Sendable {
                 }
             }
             let appended = UInt64(JournalScan.recordHeaderSize + body.count)
+            let offset = open.size
             open.size += appended
             if syncsNow {
                 if let since = open.unsynced?.since { noteSynced(age: since.duration(to: now)) }
                 open.unsynced = nil
+                open.syncedSize = open.size
             } else {
                 open.unsynced = Unsynced(since: open.unsynced?.since ?? now, bytes: (open.unsynced?.bytes ?? 0) + appended)
             }
@@ -214,7 +239,7 @@ package final class SegmentJournal: Sendable {
                     since: open.appendedDuringSync?.since ?? now, bytes: (open.appendedDuringSync?.bytes ?? 0) + appended)
             }
             file = open
-            return isLate
+            return (offset, isLate)
         }
     }
 
@@ -224,7 +249,7 @@ package final class SegmentJournal: Sendable {
     ///
     /// - Throws: ``StorageError`` naming the file when `fdatasync` fails: the appends stay unsynced.
     package func sync() throws {
-        let started = file.withLock { file -> (descriptor: Int32, since: ContinuousClock.Instant)? in
+        let started = file.withLock { file -> (descriptor: Int32, since: ContinuousClock.Instant, size: UInt64)? in
             guard var open = file, let unsynced = open.unsynced, !open.isSyncing else { return nil }
             // A descriptor of its own: the journal may be replaced, and its own closed, meanwhile.
             let descriptor = dup(open.descriptor)
@@ -232,7 +257,7 @@ package final class SegmentJournal: Sendable {
             open.isSyncing = true
             open.appendedDuringSync = nil
             file = open
-            return (descriptor, unsynced.since)
+            return (descriptor, unsynced.since, open.size)
         }
         guard let started else { return }
         let result = fdatasync(started.descriptor)
@@ -244,12 +269,38 @@ package final class SegmentJournal: Sendable {
             if result == 0 {
                 noteSynced(age: started.since.duration(to: .now))
                 // What came after the sync began; a replacement meanwhile left nothing unsynced.
-                open.unsynced = open.unsynced == nil ? nil : open.appendedDuringSync
+                if open.unsynced != nil {
+                    open.unsynced = open.appendedDuringSync
+                    open.syncedSize = max(open.syncedSize, started.size)
+                }
             }
             open.appendedDuringSync = nil
             file = open
         }
         if result != 0 { throw Self.error(path, "cannot sync", failure) }
+    }
+
+    /// Syncs the journal when the bytes before `end` may not all be synced yet: a move names
+    /// only records a power cut cannot take (``SealedJournals``). Waits for its own `fdatasync`
+    /// even while another sync runs.
+    ///
+    /// - Throws: ``StorageError`` naming the file when `fdatasync` fails.
+    package func sync(through end: UInt64) throws {
+        try sync()
+        let descriptor = file.withLock { file -> Int32? in
+            guard let open = file, open.syncedSize < end else { return nil }
+            return dup(open.descriptor)
+        }
+        guard let descriptor else { return }
+        let result = fdatasync(descriptor)
+        let failure = errno
+        _ = Glibc.close(descriptor)
+        guard result == 0 else { throw Self.error(path, "cannot sync", failure) }
+        file.withLock { file in
+            guard var open = file, open.size >= end else { return }
+            open.syncedSize = max(open.syncedSize, end)
+            file = open
+        }
     }
 
     private func noteSynced(age: Duration) {
@@ -268,7 +319,8 @@ package final class SegmentJournal: Sendable {
             _ = Glibc.close(open.descriptor)
             if let since = open.unsynced?.since { noteSynced(age: since.duration(to: .now)) }
             // A sync running on the old file finds this one not syncing and changes nothing.
-            file = OpenFile(descriptor: descriptor, size: UInt64(header.encodedSize), header: header)
+            file = OpenFile(
+                descriptor: descriptor, size: UInt64(header.encodedSize), syncedSize: UInt64(header.encodedSize), header: header)
         }
     }
 
@@ -308,8 +360,9 @@ package final class SegmentJournal: Sendable {
 
     // MARK: The file
 
-    /// Writes a new file holding `header` beside `path`, syncs it, renames it over `path` and
-    /// syncs the directory; returns it open for appending.
+    /// Writes a new file holding `header` beside `path`, syncs it, gives it its sealed name
+    /// (``SealedJournals``), renames it over `path` and syncs the directory; returns it open for
+    /// appending.
     private static func makeFile(path: String, header: JournalHeader) throws -> Int32 {
         let fresh = path + ".new"
         _ = unlink(fresh)
@@ -318,6 +371,8 @@ package final class SegmentJournal: Sendable {
         do {
             try header.bytes.withUnsafeBytes { try write($0, to: descriptor, at: 0, path: fresh) }
             guard fsync(descriptor) == 0 else { throw error(fresh, "cannot sync", errno) }
+            // The rename's directory sync below makes the name stay.
+            try SealedJournals.link(fresh, to: SealedJournals(journalPath: path).path(salt: header.salt), syncingDirectory: false)
             Failpoint.journalDuringReplace.hit()
             guard rename(fresh, path) == 0 else { throw error(path, "cannot put in place", errno) }
             try syncDirectory(of: path)
@@ -330,7 +385,7 @@ package final class SegmentJournal: Sendable {
     }
 
     /// Syncs the directory holding `path`, so that a file created or renamed there stays.
-    private static func syncDirectory(of path: String) throws {
+    static func syncDirectory(of path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let descriptor = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw error(directory, "cannot open the directory of", errno) }
