@@ -40,14 +40,15 @@ import Testing
         }
     }
 
-    /// A storage at `path` that committed revisions 1–5 in two groups, moved them, and closed:
-    /// its journal was replaced, so the rows name a sealed one. Returns that journal's salt.
+    /// A storage at `path` that committed revisions 1–5 in two groups, synced and moved them, and
+    /// closed: its journal was replaced, so the rows name a sealed one. Returns that journal's salt.
     private func movedAndClosed(_ path: String) throws -> UInt64 {
         let storage = try Storage(path: path, durability: .normal)
         try storage.commit((1...3).map { revision($0, "k", "\($0)") })
         try storage.commit((4...5).map { revision($0, "k", "\($0)") })
         let salt = try #require(storage.journal.header?.salt)
         let size = storage.journal.size
+        try storage.journal.sync()
         try storage.materialize()
         #expect(
             try rows(path) == [
@@ -74,6 +75,31 @@ import Testing
         #expect(try await storage.history(of: "k", limit: nil).map(\.change.revision) == [1, 2, 3, 4, 5])
         #expect(try await storage.entries(of: ["k"], at: 2)["k"]??.value == Data("2".utf8))
         try storage.close()
+    }
+
+    @Test func recordsNotYetSyncedAreCopiedIntoTheirRowNotNamed() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(path: path, durability: .normal)
+        try storage.commit((1...3).map { revision($0, "k", "\($0)") })
+        try storage.journal.sync()
+        let synced = storage.journal.size
+        try storage.commit((4...5).map { revision($0, "k", "\($0)") })
+        try storage.materialize()
+        let rows = try rows(path)
+        #expect(rows.count == 2, "\(rows)")
+        #expect(rows.first.map { $0.first == 1 && $0.last == 3 && $0.salt != nil && $0.offset! + $0.length! == Int64(synced) } == true)
+        #expect(rows.last.map { $0.first == 4 && $0.last == 5 && $0.salt == nil && $0.bodyBytes > 0 } == true)
+        #expect(try await storage.history(of: "k", limit: nil).map(\.change.revision) == [1, 2, 3, 4, 5])
+        try storage.close()
+
+        // With `full`, every append is synced: a move names them all.
+        let fullPath = directory.file("full.sqlite")
+        let full = try Storage(path: fullPath, durability: .full)
+        try full.commit((1...3).map { revision($0, "k", "\($0)") })
+        try full.materialize()
+        #expect(try self.rows(fullPath).map { $0.salt != nil } == [true])
+        try full.close()
     }
 
     @Test func aMissingOrShortJournalStopsTheStartNamingItAndTheRevisions() throws {
@@ -126,6 +152,7 @@ import Testing
         for number: UInt64 in 1...4 {
             salts.append(try #require(storage.journal.header?.salt))
             try storage.commit([revision(number, "k", "\(number)")])
+            try storage.journal.sync()
             let entry = StoredEntry.make(revision(number, "k", "\(number)").changes[0].entry)
             try storage.materialize(changedEntries: { ChangedEntries(entries: [entry], deletedKeys: []) })
         }
@@ -135,6 +162,7 @@ import Testing
         // Compaction alone removes no file: only a synced transaction says what stays.
         #expect(Set(salts).isSubset(of: Set(try sealed.salts())))
         try storage.commit([revision(5, "k", "5")])
+        try storage.journal.sync()
         try storage.materialize()
         let left = Set(try sealed.salts())
         #expect(left.isDisjoint(with: salts[0..<3]), "\(left)")

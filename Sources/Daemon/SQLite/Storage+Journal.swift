@@ -193,11 +193,13 @@ extension Storage {
 
     /// The store's maintenance between commits: the move into the database when it is due (or
     /// `isDue`: before the writer stops, so that `entries` holds every value and a restart
-    /// replays nothing). Returns whether it wrote what `changedEntries` gave.
+    /// replays nothing; the journal is synced first, so that the move names every record).
+    /// Returns whether it wrote what `changedEntries` gave.
     ///
     /// - Throws: The move's error; nothing is lost (the journal keeps every record).
     func maintain(changedEntries: () -> ChangedEntries, isDue: Bool = false) throws -> Bool {
         guard isDue || isMaterializationDue else { return false }
+        if isDue { try journal.sync() }
         return try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
     }
 

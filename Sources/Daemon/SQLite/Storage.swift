@@ -271,8 +271,7 @@ package final class Storage: Sendable {
         let appended = try journal.appendRecord(first: segment.first, last: segment.last, body: segment.body)
         if appended.syncedLate { lateSyncs.add(1, ordering: .relaxed) }
         Failpoint.journalAfterAppend.hit()
-        let salt = journal.header?.salt ?? 0
-        journaled.withLock { $0.append(JournaledSegment(segment: segment, salt: salt, offset: appended.offset)) }
+        journaled.withLock { $0.append(JournaledSegment(segment: segment, salt: appended.salt, offset: appended.offset)) }
         lastLogged.withLock { $0 = last }
         unmaterialized.withLock { pending in
             pending.revisions += revisions.count
@@ -305,8 +304,10 @@ package final class Storage: Sendable {
     /// it only while no commit runs (the engine holds the right to commit). When it throws,
     /// nothing is lost: the journal still holds every change and the next call tries again.
     ///
-    /// A segment moves as a reference (``SealedJournals``): the row names where its record is in
-    /// the journal, synced first, and copies nothing.
+    /// A segment whose record is synced moves as a reference (``SealedJournals``): the row names
+    /// where it is in the journal and copies nothing. The few appended since the journal's last
+    /// sync (the writer syncs right before a move) are copied into their row instead: a row never
+    /// names what a power cut can take, and the move waits for no disk.
     ///
     /// Without `changedEntries` (a storage used without an engine, or closing), only the journal
     /// moves: `entries` stays as it was, and a restart replays the log after it.
@@ -334,13 +335,15 @@ package final class Storage: Sendable {
         let current = link.withLock { $0 }
         let next = replaces ? current.succeeded(after: lastLogged.withLock { $0 }) : nil
         do {
-            // A row never names what a power cut can take.
-            if let end = segments.last?.end { try journal.sync(through: end) }
-            let references = Self.references(to: segments)
+            let synced = journal.syncedSize
+            let salt = journal.header?.salt
+            let named = segments.prefix { $0.salt == salt && $0.end <= synced }
+            let references = Self.references(to: Array(named))
+            let copied = segments[named.endIndex...].map(\.segment)
             try withWriter { db in
                 try moveJournaledWriters(if: insertsWriters) { writers in
                     try Self.move(
-                        [], references: references, writers: writers,
+                        copied, references: references, writers: writers,
                         entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
                 }
                 if let next {
@@ -437,10 +440,10 @@ package final class Storage: Sendable {
                 )
                 .execute(arguments: [Int64(bitPattern: writer.session), writer.clientName, writer.pid, writer.uid, writer.gid])
             }
-            try insertRows(of: segments, db)
             try insertRows(of: references, db)
+            try insertRows(of: segments, db)
             if !segments.isEmpty || !references.isEmpty { Failpoint.moveInTransaction.hit() }
-            if let last = references.last?.last ?? segments.last?.last {
+            if let last = segments.last?.last ?? references.last?.last {
                 try db.execute(sql: "UPDATE meta SET value = max(value, ?) WHERE name = 'revision'", arguments: [Int64(last)])
             }
             if let entries { try write(entries.changed, through: entries.through, db) }
@@ -683,9 +686,10 @@ package final class Storage: Sendable {
         }
     }
 
-    /// Materialises what is left, moves every committed page from the write-ahead log into the
-    /// database file, empties the log, and closes the database. The file alone then holds
-    /// everything, and the next start replays nothing.
+    /// Syncs the journal and materialises what is left, moves every committed page from the
+    /// write-ahead log into the database file, empties the log, and closes the database. The file
+    /// then holds every value (the change log's records stay in the journals its rows name), and
+    /// the next start replays nothing.
     ///
     /// Afterwards every use of the database (a commit, a read, a checkpoint) throws a
     /// ``StorageError`` saying it is closed; a second close does nothing.
@@ -698,6 +702,8 @@ package final class Storage: Sendable {
         try checkpointer?.close()
         let isClosed = pool.writeWithoutTransaction { $0.sqliteConnection == nil }
         if isClosed { return }
+        // So that the last move names every record rather than copy those not yet synced.
+        try journal.sync()
         try materialize(replacingJournal: true)
         _ = try withWriter { try $0.checkpoint(.truncate) }
         try pool.close()

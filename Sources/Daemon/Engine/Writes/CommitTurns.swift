@@ -18,6 +18,10 @@
 ///   due while a loop committed, no loop reserves another commit (``reserveIfIdle()``) until
 ///   the writer had its turn, so a loop that always has writes cannot starve the journal's
 ///   sync.
+/// - Maintenance that is due is preceded by one sync of whatever was appended, taken without the
+///   turn (``hasSyncedForMaintenance``): the store's maintenance then finds nearly everything
+///   synced, and never waits for the disk while it holds the turn (for SQLite: the move names
+///   synced records in the journal and copies only the few appended since).
 package struct CommitTurns<Write> {
     /// What the writer thread does next.
     package enum WriterAction {
@@ -60,6 +64,9 @@ package struct CommitTurns<Write> {
     /// Whether the writer found its maintenance due while a loop held the turn: loops queue
     /// until the writer had it.
     package private(set) var writerWantsTurn = false
+    /// Whether the writer synced since the store's maintenance came due: the maintenance goes
+    /// next, and clears it.
+    package private(set) var hasSyncedForMaintenance = false
 
     package init() {}
 
@@ -113,10 +120,12 @@ package struct CommitTurns<Write> {
     ) -> WriterAction {
         writerWaitsUntil = nil
         let isMaintenanceDue = maintenanceDeadline.map { $0 <= now } ?? false
-        let isSyncDue = syncDeadline.map { $0 <= now } ?? false
+        // Before due maintenance, once, whatever was appended is synced (see the rules above).
+        let syncsBeforeMaintenance = isMaintenanceDue && syncDeadline != nil && !hasSyncedForMaintenance
+        let isSyncDue = syncDeadline.map { $0 <= now } ?? false || syncsBeforeMaintenance
         if isCommitting {
             // A sync needs no turn.
-            if isSyncDue { return .sync }
+            if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
             // A loop commits: wait for the end of its commit, which wakes the writer when queued
             // writes or due maintenance want it.
             if isMaintenanceDue { writerWantsTurn = true }
@@ -135,14 +144,21 @@ package struct CommitTurns<Write> {
             queued.removeFirst(limit)
             return .commit(batch)
         }
+        if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
         if isMaintenanceDue {
             isCommitting = true
             writerWantsTurn = false
+            hasSyncedForMaintenance = false
             return .maintain
         }
-        if isSyncDue { return .sync }
         if isClosed { return .stop }
         return wait(now: now, deadline: Self.earlier(maintenanceDeadline, syncDeadline))
+    }
+
+    /// A sync; while maintenance is due, the one that goes before it.
+    private mutating func sync(beforeMaintenance: Bool) -> WriterAction {
+        if beforeMaintenance { hasSyncedForMaintenance = true }
+        return .sync
     }
 
     private mutating func wait(now: ContinuousClock.Instant, deadline: ContinuousClock.Instant?) -> WriterAction {

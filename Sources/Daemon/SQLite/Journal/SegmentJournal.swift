@@ -173,8 +173,17 @@ package final class SegmentJournal: Sendable {
         try appendRecord(first: first, last: last, body: body).syncedLate
     }
 
-    /// ``append(first:last:body:)``, returning where the record starts as well.
-    package func appendRecord(first: UInt64, last: UInt64, body: Data) throws -> (offset: UInt64, syncedLate: Bool) {
+    /// Where an append put its record, and whether it synced late.
+    package struct Appended: Sendable {
+        /// The journal's salt, and the record's offset in it.
+        package var salt: UInt64
+        package var offset: UInt64
+        /// Whether the append synced because the writer's sync was late.
+        package var syncedLate: Bool
+    }
+
+    /// ``append(first:last:body:)``, returning where the record is as well.
+    package func appendRecord(first: UInt64, last: UInt64, body: Data) throws -> Appended {
         try append(first: first, last: last, body: body, mayDeferSync: false)
     }
 
@@ -186,8 +195,8 @@ package final class SegmentJournal: Sendable {
             first: JournalWriters.revision, last: JournalWriters.revision, body: JournalWriters.body(of: writers), mayDeferSync: true)
     }
 
-    private func append(first: UInt64, last: UInt64, body: Data, mayDeferSync: Bool) throws -> (offset: UInt64, syncedLate: Bool) {
-        try file.withLock { (file: inout OpenFile?) throws -> (offset: UInt64, syncedLate: Bool) in
+    private func append(first: UInt64, last: UInt64, body: Data, mayDeferSync: Bool) throws -> Appended {
+        try file.withLock { (file: inout OpenFile?) throws -> Appended in
             guard var open = file else { throw StorageError(path: path, message: "the segment journal is closed") }
             let now = ContinuousClock.now
             let syncsNow: Bool
@@ -239,7 +248,7 @@ package final class SegmentJournal: Sendable {
                     since: open.appendedDuringSync?.since ?? now, bytes: (open.appendedDuringSync?.bytes ?? 0) + appended)
             }
             file = open
-            return (offset, isLate)
+            return Appended(salt: open.header.salt, offset: offset, syncedLate: isLate)
         }
     }
 
@@ -278,29 +287,6 @@ package final class SegmentJournal: Sendable {
             file = open
         }
         if result != 0 { throw Self.error(path, "cannot sync", failure) }
-    }
-
-    /// Syncs the journal when the bytes before `end` may not all be synced yet: a move names
-    /// only records a power cut cannot take (``SealedJournals``). Waits for its own `fdatasync`
-    /// even while another sync runs.
-    ///
-    /// - Throws: ``StorageError`` naming the file when `fdatasync` fails.
-    package func sync(through end: UInt64) throws {
-        try sync()
-        let descriptor = file.withLock { file -> Int32? in
-            guard let open = file, open.syncedSize < end else { return nil }
-            return dup(open.descriptor)
-        }
-        guard let descriptor else { return }
-        let result = fdatasync(descriptor)
-        let failure = errno
-        _ = Glibc.close(descriptor)
-        guard result == 0 else { throw Self.error(path, "cannot sync", failure) }
-        file.withLock { file in
-            guard var open = file, open.size >= end else { return }
-            open.syncedSize = max(open.syncedSize, end)
-            file = open
-        }
     }
 
     private func noteSynced(age: Duration) {
@@ -347,6 +333,10 @@ package final class SegmentJournal: Sendable {
 
     /// The journal's size in bytes.
     package var size: UInt64 { file.withLock { $0?.size ?? 0 } }
+
+    /// The bytes from the journal's start that are synced: a record that ends there or before
+    /// survives a power cut.
+    package var syncedSize: UInt64 { file.withLock { $0?.syncedSize ?? 0 } }
 
     /// Closes the file; appends throw afterwards. A second close does nothing.
     package func close() {
