@@ -12,7 +12,8 @@ struct RecoverCommand: ParsableCommand {
         abstract: "Shows why syncd refuses to start on a database's segment journal, and what dropping it would lose.",
         discussion: """
             syncd never drops an acknowledged write by itself: when the journal beside the database is damaged before \
-            its end, missing, another database's, or when the database went back behind it, syncd does not start. \
+            its end, missing, another database's, when it or a sealed journal (-segments.<salt>) ends before the \
+            change log's records the database keeps there, or when the database went back behind it, syncd does not start. \
             This command prints what it found and the revisions (and keys) that getting past it would lose; with \
             --drop it does that, keeping what it cuts off or moves aside in files beside the journal. Run it while \
             syncd is stopped. Prefer restoring the files that belong together, or a backup (`syncctl restore`).
