@@ -112,6 +112,27 @@ package enum WritePlanner {
         return isSorted ? elements : elements.sorted { KeyByteOrder.precedes(key($0), key($1)) }
     }
 
+    /// What a put makes of its key's numbers: the version after `current`'s (1 for a new key), and
+    /// the create revision it keeps (`revision` for a new key).
+    package struct PutNumbers: Sendable, Equatable {
+        package var version: UInt64
+        package var createRevision: UInt64
+    }
+
+    /// The one rule of a put, which syncd's own planner (the engine's, which writes the entry
+    /// straight into its table) and ``plan(_:revision:entry:)`` both follow: checks `ifVersion`
+    /// against `current` (the key's version and create revision; nil: the key does not exist),
+    /// and gives the numbers the put at `revision` makes.
+    ///
+    /// - Throws: ``SharedStateError`` `conflict` when `ifVersion` is given and differs.
+    package static func put(
+        _ key: String, current: (version: UInt64, createRevision: UInt64)?, ifVersion: UInt64?, revision: UInt64
+    ) throws(SharedStateError) -> PutNumbers {
+        let version = current?.version ?? 0
+        if let ifVersion, ifVersion != version { throw versionConflict(key: key, expected: ifVersion, actual: version) }
+        return PutNumbers(version: version + 1, createRevision: current?.createRevision ?? revision)
+    }
+
     /// The change one operation makes, after checking its `ifVersion`; nil for the deletion of a
     /// key that does not exist.
     private static func apply(
@@ -122,13 +143,13 @@ package enum WritePlanner {
         let current = entry(operation.key)
         switch operation {
         case .put(let key, let value, let ifVersion, let ephemeralSession):
-            try check(key: key, current: current, ifVersion: ifVersion)
+            let numbers = try put(key, current: current.map { ($0.version, $0.createRevision) }, ifVersion: ifVersion, revision: revision)
             return .put(
                 Entry(
                     key: key,
                     value: value,
-                    version: (current?.version ?? 0) + 1,
-                    createRevision: current?.createRevision ?? revision,
+                    version: numbers.version,
+                    createRevision: numbers.createRevision,
                     modRevision: revision,
                     ephemeralSession: ephemeralSession
                 )

@@ -128,11 +128,13 @@ package extension StateEngine {
         return plan
     }
 
-    /// Plans a put as the write that gets `revision`, as ``WritePlanner`` would, without the
-    /// `Entry`, the ``Change`` and the array of changes it makes: the entry is made at once, in a
-    /// cell of the published table's (``EntryTable/makeCell(byteCount:)``), taken under the same
-    /// lock as the current entry's numbers are read, so that publishing stores it as it is.
-    /// Returns the entry and its version; records it in `overlay`.
+    /// Plans a put as the write that gets `revision`, by ``WritePlanner``'s rule of a put
+    /// (``WritePlanner/put(_:current:ifVersion:revision:)``, the one the in-memory double runs
+    /// too), without the `Entry`, the ``Change`` and the array of changes ``WritePlanner/plan(_:revision:entry:)``
+    /// makes: the entry is made at once, in a cell of the published table's
+    /// (``EntryTable/makeCell(byteCount:)``), taken under the same lock as the current entry's
+    /// numbers are read, so that publishing stores it as it is. Returns the entry and its version;
+    /// records it in `overlay`.
     private func plannedPut(
         _ key: String, _ value: Data, ifVersion: UInt64?, ephemeralSession: UInt64, revision: UInt64, overlay: inout GroupEntries
     ) throws(SharedStateError) -> (StoredEntry, UInt64) {
@@ -144,12 +146,15 @@ package extension StateEngine {
         }
         let planned = published.withLock { [key] state -> Result<(EntryCell, StoredEntry.Numbers), SharedStateError> in
             let current = (inGroup ?? state.entries.entry(key, hash: hash))?.numbers
-            if let ifVersion, ifVersion != current?.version ?? 0 {
-                return .failure(WritePlanner.versionConflict(key: key, expected: ifVersion, actual: current?.version ?? 0))
+            let put: WritePlanner.PutNumbers
+            do throws(SharedStateError) {
+                put = try WritePlanner.put(
+                    key, current: current.map { ($0.version, $0.createRevision) }, ifVersion: ifVersion, revision: revision)
+            } catch {
+                return .failure(error)
             }
             let numbers = StoredEntry.Numbers(
-                version: (current?.version ?? 0) + 1, createRevision: current?.createRevision ?? revision, modRevision: revision,
-                ephemeralSession: ephemeralSession)
+                version: put.version, createRevision: put.createRevision, modRevision: revision, ephemeralSession: ephemeralSession)
             let cell = state.entries.makeCell(byteCount: EntryBytes.count(key: keyCount, value: value.count, numbers: numbers))
             return .success((cell, numbers))
         }
