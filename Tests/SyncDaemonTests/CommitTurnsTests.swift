@@ -209,6 +209,60 @@ import Testing
         #expect(world.committed.count == world.submitted)
     }
 
+    @Test func dueMaintenanceIsPrecededByOneSyncAndThenGoesBeforeASyncThatIsAlwaysDue() {
+        var turns = CommitTurns<Int>()
+        let now = ContinuousClock.now
+        // Maintenance due, and a sync that is always due (a disk slower than the interval).
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: now, syncDeadline: now, limit: 8) else {
+            Issue.record("due maintenance was not preceded by a sync")
+            return
+        }
+        #expect(turns.hasSyncedForMaintenance && !turns.isCommitting)
+        guard case .maintain = turns.nextForWriter(now: now, maintenanceDeadline: now, syncDeadline: now, limit: 8) else {
+            Issue.record("a sync that is always due kept the maintenance waiting")
+            return
+        }
+        #expect(turns.isCommitting && !turns.hasSyncedForMaintenance)
+        _ = turns.finishCommit(maintenanceDeadline: now + .seconds(1), syncDeadline: now)
+        // A sync still due now runs as usual.
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: now + .seconds(1), syncDeadline: now, limit: 8) else {
+            Issue.record("the sync did not run after the maintenance")
+            return
+        }
+    }
+
+    @Test func whileALoopCommitsTheSyncBeforeMaintenanceRunsAndThenTheWriterWantsTheTurn() {
+        var turns = CommitTurns<Int>()
+        let now = ContinuousClock.now
+        let reserved = turns.reserveIfIdle()
+        #expect(reserved)
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: now, syncDeadline: now + .milliseconds(5), limit: 8) else {
+            Issue.record("the sync before maintenance waited for the turn")
+            return
+        }
+        // An ordinary sync due meanwhile still runs, and the writer wants the turn: no loop
+        // reserves another commit.
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: now, syncDeadline: now, limit: 8) else {
+            Issue.record("a due sync waited for the turn")
+            return
+        }
+        #expect(turns.writerWantsTurn)
+        let again = turns.reserveIfIdle()
+        #expect(!again)
+    }
+
+    @Test func maintenanceDoneAfterAWritersCommitClearsItsSync() {
+        var turns = CommitTurns<Int>()
+        let now = ContinuousClock.now
+        guard case .sync = turns.nextForWriter(now: now, maintenanceDeadline: now, syncDeadline: now + .milliseconds(5), limit: 8) else {
+            Issue.record("due maintenance was not preceded by a sync")
+            return
+        }
+        // The engine's writer did the maintenance right after a commit: it is no longer due.
+        _ = turns.nextForWriter(now: now, maintenanceDeadline: now + .seconds(1), syncDeadline: now + .milliseconds(5), limit: 8)
+        #expect(!turns.hasSyncedForMaintenance)
+    }
+
     @Test func aSyncDueWhileALoopCommitsRunsWithoutWaitingForTheTurn() {
         var turns = CommitTurns<Int>()
         let now = ContinuousClock.now

@@ -15,22 +15,25 @@ package extension Storage {
         let destination = try DatabaseQueue(path: path)
         defer { try? destination.close() }
         try await withReader { db in
-            try destination.writeWithoutTransaction { try db.backup(to: $0) }
+            try destination.writeWithoutTransaction { copy in
+                try db.backup(to: copy)
+                // The copy holds every record itself: the rows that name sealed journals, which
+                // stay here, are replaced by rows of their records, read while this snapshot is
+                // held (a journal goes only a replacement after no row names it).
+                try Self.inTransaction(copy) { copy in
+                    let named = try Row.fetchCursor(
+                        db, sql: "SELECT \(Self.logColumns) FROM changes WHERE journal_salt IS NOT NULL ORDER BY revision")
+                    while let row = try named.next() {
+                        let first = UInt64(bitPattern: row[0])
+                        let last = UInt64(bitPattern: row[1])
+                        let body = LogSegment.body(of: try Self.loggedRevisions(row, sealed: sealed))
+                        try copy.execute(sql: "DELETE FROM changes WHERE revision = ?", arguments: [Int64(last)])
+                        try Self.insertRows(of: [SegmentJournal.Segment(first: first, last: last, body: body)], copy)
+                    }
+                }
+            }
         }
         return try await destination.write { db in
-            // The copy holds every record itself: the rows that name sealed journals, which stay
-            // here, are replaced by rows of their records.
-            let named = try Row.fetchAll(
-                db, sql: "SELECT \(Self.logColumns), revision FROM changes WHERE journal_salt IS NOT NULL ORDER BY revision")
-            for row in named {
-                let segments = try Self.loggedRevisions(row, sealed: sealed)
-                try db.execute(sql: "DELETE FROM changes WHERE revision = ?", arguments: [row[6] as Int64])
-                try Self.insertRows(
-                    of: [
-                        SegmentJournal.Segment(
-                            first: UInt64(bitPattern: row[0]), last: UInt64(bitPattern: row[1]), body: LogSegment.body(of: segments))
-                    ], db)
-            }
             let copied = try Self.lastRevision(db)
             try Self.insertRows(of: journaled.filter { $0.first > copied }, db)
             // The copy holds the journal's revisions itself and is continued by no journal: a

@@ -69,6 +69,11 @@ extension Storage {
         case .refuse(let problem):
             throw StorageError(path: path, message: problem.message)
         }
+        // The rows name its records: it keeps them under its sealed name once a new journal
+        // takes its place (a copy brought from elsewhere has no such name yet).
+        if named != nil, let salt = contents.salt {
+            try SealedJournals(journalPath: journalPath).seal(salt: salt)
+        }
         let syncsEachAppend = durability == .full
         let interval = syncsEachAppend ? nil : syncInterval
         let segments = try scan.map { try Self.segments(of: $0.segments, after: inDatabase, in: journalPath) } ?? []
@@ -88,7 +93,7 @@ extension Storage {
         let revision = segments.last?.last ?? inDatabase
         let next = link.succeeded(after: revision)
         do {
-            // In chunks, as the writer moves (see ``Storage/materialize(changedEntries:)``); the
+            // In chunks of copied records (``MaterializationPolicy/maxBytesPerTransaction``); the
             // last one, or none, records the new journal; the first inserts the writers it names.
             let chunks = LogSegment.chunks(of: segments, bytes: chunkBytes)
             let writers = scan?.writers ?? []
@@ -199,7 +204,8 @@ extension Storage {
     /// - Throws: The move's error; nothing is lost (the journal keeps every record).
     func maintain(changedEntries: () -> ChangedEntries, isDue: Bool = false) throws -> Bool {
         guard isDue || isMaterializationDue else { return false }
-        if isDue { try journal.sync() }
+        // Should it fail, the move copies what it cannot name.
+        if isDue { try? journal.sync() }
         return try withoutActuallyEscaping(changedEntries) { try materialize(changedEntries: $0) }
     }
 

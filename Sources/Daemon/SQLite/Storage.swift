@@ -31,9 +31,10 @@ package final class Storage: Sendable {
         var maxRevisions = 131_072
         /// Or this long after the first revision not yet materialised.
         var maxDelay: Duration = .seconds(1)
-        /// The most bytes of the journal's segments one transaction of a move takes: a large
-        /// journal moves in several, so the write-ahead log never needs its size several times
-        /// over at once.
+        /// The most bytes of a journal's records one transaction of the start-up move copies: a
+        /// large journal found at start-up moves in several, so the write-ahead log never needs
+        /// its size several times over at once. (A move while running names its synced records
+        /// and copies only the few appended since the writer's last sync: one transaction.)
         var maxBytesPerTransaction = 8 << 20
         /// The journal's size past which a move replaces it by an empty one. Below it the journal
         /// keeps its moved records, which start-up skips: a replacement costs two syncs (the new
@@ -101,6 +102,8 @@ package final class Storage: Sendable {
     let journaled: Mutex<[JournaledSegment]>
     /// The journals the `changes` table names, under their salts.
     let sealed: SealedJournals
+    /// The sealed journals no row named at the last replacement: the next one removes them.
+    let unnamedSealed = Mutex<Set<UInt64>>([])
     /// The writers the journal names that the `sessions` table does not hold yet: the next move
     /// inserts them.
     let journaledWriters = Mutex<[WriterIdentity]>([])
@@ -316,7 +319,8 @@ package final class Storage: Sendable {
     ///   - changedEntries: What the engine's table changed since it last forgot its changes
     ///     (``EntryTable/changes``); asked only when there is something to write.
     ///   - replacingJournal: Whether to replace the journal by an empty one even while it is
-    ///     smaller than ``MaterializationPolicy/journalReplacementBytes`` (at a clean stop).
+    ///     smaller than ``MaterializationPolicy/journalReplacementBytes`` (at a clean stop, when
+    ///     no reader is left: every sealed journal no row names goes at once).
     /// - Returns: Whether it wrote what `changedEntries` gave.
     @discardableResult
     func materialize(changedEntries: (() -> ChangedEntries)? = nil, replacingJournal: Bool = false) throws -> Bool {
@@ -347,9 +351,13 @@ package final class Storage: Sendable {
                         entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
                 }
                 if let next {
-                    // Synced: what the rows name now is what a power cut leaves. Failing here
-                    // only leaves files to the next replacement.
-                    _ = try? sealed.removeUnreferenced(db, keeping: [current.salt, next.salt])
+                    // Synced: what the rows name now is what a power cut leaves. A reader may
+                    // still hold an older snapshot, unless syncd is stopping (`replacingJournal`).
+                    // Failing here only leaves files to the next replacement.
+                    let among = replacingJournal ? nil : unnamedSealed.withLock { $0 }
+                    if let left = try? sealed.removeUnreferenced(db, keeping: [current.salt, next.salt], among: among) {
+                        unnamedSealed.withLock { $0 = left }
+                    }
                 }
             }
             journaled.withLock { $0.removeFirst(segments.count) }
@@ -702,8 +710,9 @@ package final class Storage: Sendable {
         try checkpointer?.close()
         let isClosed = pool.writeWithoutTransaction { $0.sqliteConnection == nil }
         if isClosed { return }
-        // So that the last move names every record rather than copy those not yet synced.
-        try journal.sync()
+        // So that the last move names every record rather than copy those not yet synced (should
+        // it fail, the move copies them).
+        try? journal.sync()
         try materialize(replacingJournal: true)
         _ = try withWriter { try $0.checkpoint(.truncate) }
         try pool.close()

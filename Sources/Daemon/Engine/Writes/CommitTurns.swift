@@ -20,8 +20,10 @@
 ///   sync.
 /// - Maintenance that is due is preceded by one sync of whatever was appended, taken without the
 ///   turn (``hasSyncedForMaintenance``): the store's maintenance then finds nearly everything
-///   synced, and never waits for the disk while it holds the turn (for SQLite: the move names
-///   synced records in the journal and copies only the few appended since).
+///   synced and need not wait for the disk while it holds the turn (for SQLite: the move names
+///   synced records in the journal and copies only the few appended since; a move that replaces
+///   the journal, every 32 MiB, still syncs its files). Once that sync is done, the maintenance
+///   goes before any other sync.
 package struct CommitTurns<Write> {
     /// What the writer thread does next.
     package enum WriterAction {
@@ -65,7 +67,7 @@ package struct CommitTurns<Write> {
     /// until the writer had it.
     package private(set) var writerWantsTurn = false
     /// Whether the writer synced since the store's maintenance came due: the maintenance goes
-    /// next, and clears it.
+    /// before any other sync; cleared once it is done (no longer due).
     package private(set) var hasSyncedForMaintenance = false
 
     package init() {}
@@ -120,15 +122,20 @@ package struct CommitTurns<Write> {
     ) -> WriterAction {
         writerWaitsUntil = nil
         let isMaintenanceDue = maintenanceDeadline.map { $0 <= now } ?? false
+        // Maintenance that is no longer due was done, whichever way (the engine's writer also
+        // does it right after a commit of its own).
+        if !isMaintenanceDue { hasSyncedForMaintenance = false }
         // Before due maintenance, once, whatever was appended is synced (see the rules above).
         let syncsBeforeMaintenance = isMaintenanceDue && syncDeadline != nil && !hasSyncedForMaintenance
         let isSyncDue = syncDeadline.map { $0 <= now } ?? false || syncsBeforeMaintenance
         if isCommitting {
             // A sync needs no turn.
-            if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
-            // A loop commits: wait for the end of its commit, which wakes the writer when queued
-            // writes or due maintenance want it.
+            if syncsBeforeMaintenance { return sync(beforeMaintenance: true) }
+            // A loop commits: the end of its commit wakes the writer when queued writes or due
+            // maintenance want it; a sync due meanwhile runs first, and never keeps the
+            // maintenance from its turn.
             if isMaintenanceDue { writerWantsTurn = true }
+            if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
             return wait(now: now, deadline: isMaintenanceDue ? syncDeadline : Self.earlier(maintenanceDeadline, syncDeadline))
         }
         if !queued.isEmpty {
@@ -144,13 +151,15 @@ package struct CommitTurns<Write> {
             queued.removeFirst(limit)
             return .commit(batch)
         }
-        if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
-        if isMaintenanceDue {
+        // Due maintenance goes before an ordinary sync once its own sync is done: a sync that is
+        // always due (a disk slower than the interval) cannot keep it waiting.
+        if isMaintenanceDue && !syncsBeforeMaintenance {
             isCommitting = true
             writerWantsTurn = false
             hasSyncedForMaintenance = false
             return .maintain
         }
+        if isSyncDue { return sync(beforeMaintenance: isMaintenanceDue) }
         if isClosed { return .stop }
         return wait(now: now, deadline: Self.earlier(maintenanceDeadline, syncDeadline))
     }

@@ -87,8 +87,8 @@ package enum JournalRecovery {
             return refuse(
                 """
                 the segment journal \(journal) is missing: the database names one, which held every write acknowledged after \
-                revision \(databaseRevision), the database's last; put it back (the database, its -wal and its -segments are copied \
-                together, or made with `syncctl backup`)
+                revision \(databaseRevision), the database's last; put it back (the database, its -wal, its -segments and every \
+                -segments.* file are copied together, or a copy made with `syncctl backup`)
                 """,
                 loss: unknownLoss)
         case .notAJournal(let bytes):

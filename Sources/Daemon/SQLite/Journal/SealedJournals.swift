@@ -15,7 +15,8 @@ import GRDB
 /// (``Reference``) instead of a copy of the records: every acknowledged byte is written once, to
 /// the journal, where a copy cost a write into SQLite's write-ahead log and another into the
 /// database file. A file goes once no row names it (compaction released its revisions), after a
-/// synced transaction of the database says so (``removeUnreferenced(_:keeping:)``).
+/// synced transaction of the database says so, and no reader can still need it
+/// (``removeUnreferenced(_:keeping:among:)``).
 package struct SealedJournals: Sendable {
     /// Where the records of a row of `changes` are: bytes `offset ..< offset + length` of the
     /// journal with `salt`, whole records (commit groups, and the writers records between them).
@@ -100,7 +101,14 @@ package struct SealedJournals: Sendable {
             {
                 return
             }
-            guard unlink(sealed) == 0, Glibc.link(source, sealed) == 0 else { throw error(sealed, "cannot name", errno) }
+            // Replaced in one step: a name that is always there or always the old one.
+            let fresh = sealed + ".new"
+            _ = unlink(fresh)
+            guard Glibc.link(source, fresh) == 0 else { throw error(sealed, "cannot name", errno) }
+            guard rename(fresh, sealed) == 0 else {
+                _ = unlink(fresh)
+                throw error(sealed, "cannot name", errno)
+            }
         }
         if syncingDirectory { try SegmentJournal.syncDirectory(of: sealed) }
     }
@@ -238,25 +246,30 @@ package struct SealedJournals: Sendable {
         return dropped
     }
 
-    /// Removes the files no row of `changes` in `db` names, but those of `keeping`, and syncs the
-    /// directory. Call it right after a synced transaction on `db`, the writer's: what it reads
-    /// is then what a power cut leaves.
+    /// Removes the files no row of `changes` in `db` names, but those of `keeping` and, when
+    /// `among` is given, those not in it; syncs the directory. Call it right after a synced
+    /// transaction on `db`, the writer's: what it reads is then what a power cut leaves.
     ///
-    /// - Returns: How many files it removed.
+    /// While syncd serves, a reader may still hold a snapshot from before the compaction that
+    /// released a file: pass as `among` what the previous call left unnamed, so that a file goes
+    /// one replacement after it was last named. With no reader (start-up, a clean stop), pass nil.
+    ///
+    /// - Returns: The files no row names that it left (for the next call's `among`).
     @discardableResult
-    func removeUnreferenced(_ db: Database, keeping: Set<UInt64>) throws -> Int {
-        let present = try salts().filter { !keeping.contains($0) }
-        guard !present.isEmpty else { return 0 }
+    func removeUnreferenced(_ db: Database, keeping: Set<UInt64>, among: Set<UInt64>? = nil) throws -> Set<UInt64> {
+        let present = Set(try salts()).subtracting(keeping)
+        guard !present.isEmpty else { return [] }
         let referenced = Set(
             try Int64.fetchAll(db, sql: "SELECT DISTINCT journal_salt FROM changes WHERE journal_salt IS NOT NULL").map {
                 UInt64(bitPattern: $0)
             })
-        var removed = 0
-        for salt in present where !referenced.contains(salt) {
-            if unlink(path(salt: salt)) == 0 { removed += 1 }
+        let unnamed = present.subtracting(referenced)
+        var left = unnamed
+        for salt in unnamed where among.map({ $0.contains(salt) }) ?? true {
+            if unlink(path(salt: salt)) == 0 { left.remove(salt) }
         }
-        if removed > 0 { try SegmentJournal.syncDirectory(of: journalPath) }
-        return removed
+        if left.count < unnamed.count { try SegmentJournal.syncDirectory(of: journalPath) }
+        return left
     }
 
     private static func error(_ path: String, _ what: String, _ code: Int32) -> StorageError {

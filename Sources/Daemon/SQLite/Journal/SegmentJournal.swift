@@ -258,7 +258,7 @@ package final class SegmentJournal: Sendable {
     ///
     /// - Throws: ``StorageError`` naming the file when `fdatasync` fails: the appends stay unsynced.
     package func sync() throws {
-        let started = file.withLock { file -> (descriptor: Int32, since: ContinuousClock.Instant, size: UInt64)? in
+        let started = file.withLock { file -> (descriptor: Int32, since: ContinuousClock.Instant, size: UInt64, salt: UInt64)? in
             guard var open = file, let unsynced = open.unsynced, !open.isSyncing else { return nil }
             // A descriptor of its own: the journal may be replaced, and its own closed, meanwhile.
             let descriptor = dup(open.descriptor)
@@ -266,14 +266,16 @@ package final class SegmentJournal: Sendable {
             open.isSyncing = true
             open.appendedDuringSync = nil
             file = open
-            return (descriptor, unsynced.since, open.size)
+            return (descriptor, unsynced.since, open.size, open.header.salt)
         }
         guard let started else { return }
         let result = fdatasync(started.descriptor)
         let failure = errno
         _ = Glibc.close(started.descriptor)
         file.withLock { file in
-            guard var open = file, open.isSyncing else { return }
+            // Only the file it synced: a replacement meanwhile (and a sync begun on the new one)
+            // must not be credited with it.
+            guard var open = file, open.isSyncing, open.header.salt == started.salt else { return }
             open.isSyncing = false
             if result == 0 {
                 noteSynced(age: started.since.duration(to: .now))
