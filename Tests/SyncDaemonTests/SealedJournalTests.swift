@@ -102,6 +102,24 @@ import Testing
         try full.close()
     }
 
+    @Test func aLargeUnsyncedTailIsCopiedInBoundedTransactions() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state.sqlite")
+        let storage = try Storage(
+            path: path, durability: .normal,
+            materialization: .init(maxRevisions: 1000, maxDelay: .seconds(3600), maxBytesPerTransaction: 100))
+        try storage.commit([revision(1, "k", "1")])
+        try storage.journal.sync()
+        for number: UInt64 in 2...10 { try storage.commit([revision(number, "k\(number % 3)", "\(number)")]) }
+        try storage.materialize()
+        #expect(storage.journaled.withLock { $0.isEmpty })
+        let rows = try rows(path)
+        #expect(rows.first.map { $0.first == 1 && $0.salt != nil } == true, "\(rows)")
+        #expect(rows.dropFirst().count >= 2 && rows.dropFirst().allSatisfy { $0.salt == nil } && rows.last?.last == 10, "\(rows)")
+        #expect(try await storage.changes(after: 0, through: 10).map(\.revision) == Array(1...10))
+        try storage.close()
+    }
+
     @Test func aMissingOrShortJournalStopsTheStartNamingItAndTheRevisions() throws {
         for damage in ["missing", "short"] {
             let directory = try TemporaryDirectory()

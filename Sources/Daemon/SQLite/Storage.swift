@@ -343,24 +343,36 @@ package final class Storage: Sendable {
             let salt = journal.header?.salt
             let named = segments.prefix { $0.salt == salt && $0.end <= synced }
             let references = Self.references(to: Array(named))
+            // What is copied goes in transactions of at most `maxBytesPerTransaction` (a sync that
+            // fails, a full disk: the tail may be large), each its own, the first with the
+            // references and the writers, the last with the entries and the new journal's link.
+            // A chunk moved stays moved; the journal keeps its records until it is replaced.
             let copied = segments[named.endIndex...].map(\.segment)
-            try withWriter { db in
-                try moveJournaledWriters(if: insertsWriters) { writers in
-                    try Self.move(
-                        copied, references: references, writers: writers,
-                        entries: writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: next, db, durability)
-                }
-                if let next {
-                    // Synced: what the rows name now is what a power cut leaves. A reader may
-                    // still hold an older snapshot, unless syncd is stopping (`replacingJournal`).
-                    // Failing here only leaves files to the next replacement.
-                    let among = replacingJournal ? nil : unnamedSealed.withLock { $0 }
-                    if let left = try? sealed.removeUnreferenced(db, keeping: [current.salt, next.salt], among: among) {
-                        unnamedSealed.withLock { $0 = left }
+            let chunks =
+                copied.isEmpty ? [[]] : LogSegment.chunks(of: copied, bytes: materialization.maxBytesPerTransaction).map(Array.init)
+            for (index, chunk) in chunks.enumerated() {
+                let isFirst = index == 0
+                let isLast = index == chunks.count - 1
+                try withWriter { db in
+                    try moveJournaledWriters(if: isFirst && insertsWriters) { writers in
+                        try Self.move(
+                            chunk, references: isFirst ? references : [], writers: writers,
+                            entries: isLast && writesEntries ? (changedEntries!(), pending.lastRevision) : nil, link: isLast ? next : nil,
+                            db, durability)
+                    }
+                    if isLast, let next {
+                        // Synced: what the rows name now is what a power cut leaves. A reader may
+                        // still hold an older snapshot, unless syncd is stopping
+                        // (`replacingJournal`). Failing here only leaves files to the next replacement.
+                        let among = replacingJournal ? nil : unnamedSealed.withLock { $0 }
+                        if let left = try? sealed.removeUnreferenced(db, keeping: [current.salt, next.salt], among: among) {
+                            unnamedSealed.withLock { $0 = left }
+                        }
                     }
                 }
+                // No commit runs meanwhile: the list only grows at its end, and not now.
+                journaled.withLock { $0.removeFirst((isFirst ? named.count : 0) + chunk.count) }
             }
-            journaled.withLock { $0.removeFirst(segments.count) }
         } catch {
             // Not again at once: after as many revisions, or as long, as a batch waits.
             unmaterialized.withLock {
