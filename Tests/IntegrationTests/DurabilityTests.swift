@@ -207,6 +207,31 @@ import Testing
         try await daemon.stop()
     }
 
+    @Test func aJournalGoneWithItsSealedNameIsDroppedByOneRecover() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        for index in 1...10 { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
+        try await eventuallyAsync("the journal moved", timeout: .seconds(15)) {
+            try await status(scratch)["unmovedBytes"] as? Int == 0
+        }
+        daemon.child.signal(SIGKILL)
+        _ = try await daemon.child.waitForExit()
+        // The journal in place and its sealed name: the rows named its records.
+        let directory = (scratch.database as NSString).deletingLastPathComponent
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.contains("-segments") {
+            try FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
+
+        let refusal = try await startFails(scratch)
+        #expect(refusal.contains("segment journal \(scratch.database)-segments is missing"), "\(refusal)")
+        let dropped = try await recover(scratch, drop: true)
+        #expect(dropped.status == 0 && dropped.output.contains("started a new journal"), "\(dropped.output)")
+        #expect(dropped.output.contains("dropped revisions 1–"), "\(dropped.output)")
+        let restarted = try await DaemonProcess(scratch)
+        #expect(try await syncctl(["get", "a/10"], scratch: scratch).stdout.contains("10"))
+        try await restarted.stop()
+    }
+
     @Test func aJournalCutBeforeTheRecordsTheDatabaseNamesStopsTheStart() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)

@@ -146,6 +146,9 @@ package struct JournalRepair: Sendable {
             try? queue.writeWithoutTransaction { db in try Storage.forgetPreviousJournal(db) }
             try? queue.close()
             done.append("started a new journal after revision \(databaseRevision)")
+            // Rows that named records of the journal set aside keep them through its sealed
+            // name; those whose file is gone too are dropped now, not by a second run.
+            if let dropped = try dropRowsNamingWhatIsGone() { done.append(dropped) }
             return done.joined(separator: "\n")
         }
     }
