@@ -207,15 +207,21 @@ import Testing
         try await daemon.stop()
     }
 
-    @Test func aJournalGoneWithItsSealedNameIsDroppedByOneRecover() async throws {
-        let scratch = try Scratch()
+    /// Starts syncd, puts `a/1`… `a/<puts>` with syncctl, waits until the move named them in the
+    /// database, then kills syncd with SIGKILL.
+    private func killAfterTheJournalMoved(_ scratch: Scratch, puts: Int) async throws {
         let daemon = try await DaemonProcess(scratch)
-        for index in 1...10 { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
+        for index in 1...puts { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
         try await eventuallyAsync("the journal moved", timeout: .seconds(15)) {
             try await status(scratch)["unmovedBytes"] as? Int == 0
         }
         daemon.child.signal(SIGKILL)
         _ = try await daemon.child.waitForExit()
+    }
+
+    @Test func aJournalGoneWithItsSealedNameIsDroppedByOneRecover() async throws {
+        let scratch = try Scratch()
+        try await killAfterTheJournalMoved(scratch, puts: 10)
         // The journal in place and its sealed name: the rows named its records.
         let directory = (scratch.database as NSString).deletingLastPathComponent
         for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.contains("-segments") {
@@ -234,13 +240,7 @@ import Testing
 
     @Test func aJournalCutBeforeTheRecordsTheDatabaseNamesStopsTheStart() async throws {
         let scratch = try Scratch()
-        let daemon = try await DaemonProcess(scratch)
-        for index in 1...20 { _ = try await syncctl(["put", "a/\(index)", "\(index)"], scratch: scratch) }
-        try await eventuallyAsync("the journal moved", timeout: .seconds(15)) {
-            try await status(scratch)["unmovedBytes"] as? Int == 0
-        }
-        daemon.child.signal(SIGKILL)
-        _ = try await daemon.child.waitForExit()
+        try await killAfterTheJournalMoved(scratch, puts: 20)
         // Past the header, inside the first record, which the database names.
         #expect(truncate(scratch.database + "-segments", 100) == 0)
 

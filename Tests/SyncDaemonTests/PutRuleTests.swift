@@ -12,18 +12,6 @@ import Testing
 /// (``WritePlanner/put(_:current:ifVersion:revision:)``): the same random writes, in groups, give
 /// the same answers and leave the same entries.
 @Suite struct PutRuleTests {
-    /// SplitMix64: the same writes for a seed on every run.
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// An answer as compared: the outcome, or the error's code.
     enum Answer: Equatable {
         case outcome(WriteOutcome)
@@ -39,7 +27,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func theEngineAndWritePlannerAnswerEveryWriteAlike(seed: UInt64) async throws {
-        var random = SeededRandom(state: seed)
+        var random = SeededGenerator(seed: seed)
         let keys = ["a", "b", "c/d", "é"]
         var model: [String: Entry] = [:]
         var revision: UInt64 = 0

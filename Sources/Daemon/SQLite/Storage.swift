@@ -271,7 +271,7 @@ package final class Storage: Sendable {
             journaledWriters.withLock { $0 += writers }
         }
         let segment = SegmentJournal.Segment(first: first, last: last, body: segment ?? LogSegment.body(of: revisions))
-        let appended = try journal.appendRecord(first: segment.first, last: segment.last, body: segment.body)
+        let appended = try journal.append(first: segment.first, last: segment.last, body: segment.body)
         if appended.syncedLate { lateSyncs.add(1, ordering: .relaxed) }
         Failpoint.journalAfterAppend.hit()
         journaled.withLock { $0.append(JournaledSegment(segment: segment, salt: appended.salt, offset: appended.offset)) }

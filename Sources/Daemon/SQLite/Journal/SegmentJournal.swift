@@ -166,11 +166,11 @@ package final class SegmentJournal: Sendable {
 
     /// Appends one segment, revisions `first` through `last`: one `write`, then an `fdatasync`
     /// when each append syncs or the oldest unsynced append is older than the interval. Returns
-    /// whether it synced for that second reason (late: the writer should have synced sooner).
-    /// When it throws, the journal is as before.
+    /// where the record is, and whether it synced for that second reason (late: the writer
+    /// should have synced sooner). When it throws, the journal is as before.
     @discardableResult
-    package func append(first: UInt64, last: UInt64, body: Data) throws -> Bool {
-        try appendRecord(first: first, last: last, body: body).syncedLate
+    package func append(first: UInt64, last: UInt64, body: Data) throws -> Appended {
+        try append(first: first, last: last, body: body, mayDeferSync: false)
     }
 
     /// Where an append put its record, and whether it synced late.
@@ -180,11 +180,6 @@ package final class SegmentJournal: Sendable {
         package var offset: UInt64
         /// Whether the append synced because the writer's sync was late.
         package var syncedLate: Bool
-    }
-
-    /// ``append(first:last:body:)``, returning where the record is as well.
-    package func appendRecord(first: UInt64, last: UInt64, body: Data) throws -> Appended {
-        try append(first: first, last: last, body: body, mayDeferSync: false)
     }
 
     /// Appends a record naming `writers` (``JournalWriters``), which the commit group appended
