@@ -2,6 +2,9 @@
 """Fails when a target imports a module its entry in Package.swift does not declare, or when a
 target depends on, or imports, one of the package's own targets that is not below it.
 
+Some targets may not use certain modules or names at all (BANNED): the engine imports no NIO and
+names no generated protobuf message.
+
 SwiftPM lets a target import any module in its dependency closure, so an import nobody declared
 compiles as long as something else happens to pull the module in: this check makes the manifest
 the whole truth about what depends on what. The layers below are the architecture of
@@ -42,6 +45,17 @@ LAYERS = {
     "feature-bench": ("client", 4),
     "syncctl": ("client", 4),
     "etcd-bench": ("shared", 4),
+}
+
+# What a target may not use even when declared: the engine holds values and decides, the server
+# owns the event loops and the frames (docs/ARCHITECTURE.md). Modules it may not import, and
+# names it may not write (the protocol's generated message types).
+BANNED = {
+    "SyncEngine": {
+        "modules": re.compile(r"^NIO"),
+        "names": re.compile(r"\bSharedstate_V1_[A-Za-z_]+"),
+        "why": "the engine speaks in values; event loops and protocol messages are the server's and the wire's",
+    },
 }
 
 # Modules of the toolchain and the platform: never declared in a manifest.
@@ -98,11 +112,19 @@ def check(root: pathlib.Path) -> list[str]:
                 if line.count('"""') % 2 == 1:
                     in_string = not in_string
                     continue
+                banned = BANNED.get(name)
+                if banned and not in_string and not line.lstrip().startswith("//"):
+                    used = banned["names"].search(line)
+                    if used:
+                        problems.append(f"{file.relative_to(root)}:{number}: {name} uses {used.group(0)}: {banned['why']}")
                 match = None if in_string else IMPORT.match(line)
                 if not match:
                     continue
                 module = match.group(1)
                 where = f"{file.relative_to(root)}:{number}"
+                if banned and banned["modules"].search(module):
+                    problems.append(f"{where}: {name} imports {module}: {banned['why']}")
+                    continue
                 if module in SYSTEM or module == module_name(name):
                     continue
                 if module not in allowed:

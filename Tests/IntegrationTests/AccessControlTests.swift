@@ -204,6 +204,40 @@ import Testing
         try await daemon.stop()
     }
 
+    /// A reload that narrows a grant narrows the watches under it at once: the watch goes on,
+    /// and is sent only what the new policy lets its user read, key names included.
+    @Test func aNewPolicyNarrowsTheWatchesItStillLetsRead() async throws {
+        let scratch = try Scratch()
+        let daemon = try await daemon(scratch, policy: Self.policy)
+        let watch = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
+                "watch", "public/",
+            ],
+            scratch: scratch,
+            name: "watch-narrowed"
+        )
+        try await waitForWatches(1, scratch: scratch)
+        _ = try await IntegrationTests.syncctl(["put", "public/before", "1"], scratch: scratch)
+        try await eventually("the change before the reload") { watch.stdout.contains("public/before") }
+        try #"{"grants":[{"prefix":"public/open/","users":["nobody"],"read":true}]}"#.write(
+            toFile: scratch.file("policy.json"),
+            atomically: true,
+            encoding: .utf8
+        )
+        daemon.child.signal(SIGHUP)
+        try await eventually("the reload") { daemon.child.stderr.contains("configuration reloaded") }
+        _ = try await IntegrationTests.syncctl(["put", "public/secret", "2"], scratch: scratch)
+        _ = try await IntegrationTests.syncctl(["put", "public/open/x", "3"], scratch: scratch)
+        try await eventually("the change the new policy lets through") { watch.stdout.contains("public/open/x") }
+        #expect(!watch.stdout.contains("public/secret"))
+        try await waitForWatches(1, scratch: scratch)
+        watch.signal(SIGTERM)
+        _ = try await watch.waitForExit()
+        try await daemon.stop()
+    }
+
     @Test func withoutAPolicyOnlySyncdsUserAndRootMayDoAnything() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: nil)

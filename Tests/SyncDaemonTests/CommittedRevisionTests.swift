@@ -22,7 +22,7 @@ import Testing
                 .delete("k/b", revision: 12_345),
             ]
         )
-        var built = revision.encoded.frame(forWatch: watchID, allocator: ByteBufferAllocator())
+        var built = revision.frame(forWatch: watchID, allocator: ByteBufferAllocator())
         var decoder = FrameDecoder(maxFrameBytes: 1 << 20)
         let payload = try #require(try decoder.decode(buffer: &built))
         #expect(built.readableBytes == 0)

@@ -47,7 +47,7 @@ import Testing
         #expect(writer.notifyWhenAllAnswered())
         func answer(_ id: UInt64) -> [ConnectionWriter.Event] {
             var batch = DeliveryBatch()
-            writer.receive([WriteAnswer(requestID: id, result: .success(.delete(revision: id)))], in: &batch)
+            writer.receive(.many([WriteAnswer(requestID: id, result: .success(.delete(revision: id)))]), in: &batch)
             batch.dispatch()
             channel.embeddedEventLoop.run()
             return events.received
@@ -67,7 +67,7 @@ import Testing
         func answer(_ id: UInt64) -> DeliveryBatch.OwnLoopWork {
             writer.expectAnswers(1)
             var batch = DeliveryBatch()
-            writer.receive(WriteAnswer(requestID: id, result: .success(.delete(revision: id))), in: &batch)
+            writer.receive(.one(WriteAnswer(requestID: id, result: .success(.delete(revision: id)))), in: &batch)
             return batch.dispatchKeepingOwnLoop()
         }
         // Nothing queued: it is written when the committing thread runs what it was left.

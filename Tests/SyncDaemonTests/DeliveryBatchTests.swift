@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import SyncEngine
+@testable import SyncServer
 
 /// A round of delivery reaches each event loop with its work in the order it was added, nothing
 /// runs before the loops do, and an emptied batch can be filled again; dispatched on a loop's own

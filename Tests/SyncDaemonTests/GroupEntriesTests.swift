@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import SyncEngine
+@testable import SyncServer
 
 /// The entries a commit group leaves (``GroupEntries``), the planning that reads them, and the
 /// answers of a group handed to each connection.
@@ -93,9 +94,9 @@ import Testing
     }
 
     @Test func aGroupsAnswersReachEachOfManyTargetsOnceAndInOrder() {
-        final class Answers: WriteAnswerTarget {
+        final class Answers: AnswerCollector {
             let received = Mutex<[[UInt64]]>([])
-            func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+            func receive(_ answers: [WriteAnswer]) {
                 received.withLock { $0.append(answers.map(\.requestID)) }
             }
         }
@@ -117,7 +118,9 @@ import Testing
             expected[target].append(id)
         }
         let results = writes.indices.map { Result<WriteOutcome, SharedStateError>.success(.put(revision: UInt64($0 + 1), version: 1)) }
-        PendingWrite.answer(writes, with: results)
+        var round = DeliveryRound()
+        PendingWrite.answer(writes, with: results, in: &round)
+        _ = ConnectionDelivery().deliver(round)
         for (target, ids) in zip(targets, expected) {
             #expect(target.received.withLock { $0 } == [ids])
         }

@@ -12,15 +12,22 @@ import Testing
 @testable import SyncSQLite
 @testable import SyncServer
 
-/// A watch subscriber that keeps every frame it is sent, decoded.
-final class CollectingSubscriber: WatchSubscriber {
+/// A watch subscriber that keeps every frame it is sent, decoded: the frames syncd's sink
+/// (``ConnectionDelivery``) makes of the engine's messages.
+final class CollectingSubscriber: FrameReceiver {
     private let frames = Mutex<[Sharedstate_V1_ServerFrame]>([])
-    private let backlogged = Mutex(false)
+    let backlog = Backlog()
 
     var isBacklogged: Bool {
-        get { backlogged.withLock { $0 } }
-        set { backlogged.withLock { $0 = newValue } }
+        get { backlog.isBacklogged }
+        set { backlog.set(newValue) }
     }
+
+    func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {
+        send(frames)
+    }
+
+    func receive(_ answers: DeliveryRound.AnswerList, in batch: inout DeliveryBatch) {}
 
     func send(_ buffers: [ByteBuffer]) {
         var decoder = FrameDecoder(maxFrameBytes: .max)
@@ -66,6 +73,13 @@ func withEngine(
 }
 
 extension StateEngine {
+    /// An engine over a SQLite database, starting from the state it holds, delivering as syncd
+    /// does.
+    convenience init(storage: Storage, configuration: Configuration = Configuration(), logger: Logger) throws {
+        let backend = SQLiteBackend(storage: storage, logger: logger)
+        self.init(backend: backend, state: try backend.load(), configuration: configuration, delivery: ConnectionDelivery(), logger: logger)
+    }
+
     /// A list, read wherever its size says.
     func listed(prefix: String, start: String = "", limit: Int? = nil) -> Listing {
         switch list(prefix: prefix, start: start, limit: limit) {
@@ -82,6 +96,24 @@ extension StateEngine {
 
     func put(_ key: String, _ json: String, ifVersion: UInt64? = nil) async -> Result<WriteOutcome, SharedStateError> {
         await write(.put(key: key, value: Data(json.utf8), ifVersion: ifVersion))
+    }
+}
+
+/// A test's side of the answers to writes: each commit's answers for it, as one call each.
+protocol AnswerCollector: FrameReceiver {
+    func receive(_ answers: [WriteAnswer])
+}
+
+extension AnswerCollector {
+    var backlog: Backlog { Backlog() }
+
+    func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch) {}
+
+    func receive(_ answers: DeliveryRound.AnswerList, in batch: inout DeliveryBatch) {
+        switch answers {
+        case .one(let answer): receive([answer])
+        case .many(let answers): receive(answers)
+        }
     }
 }
 
@@ -536,9 +568,9 @@ extension Result where Failure == SharedStateError {
     }
 
     @Test func aLoneWriteMayCommitOnTheSubmittingThreadAndKeepsOrderWithQueuedOnes() async throws {
-        final class Answers: WriteAnswerTarget {
+        final class Answers: AnswerCollector {
             let received = Mutex<[WriteAnswer]>([])
-            func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+            func receive(_ answers: [WriteAnswer]) {
                 received.withLock { $0.append(contentsOf: answers) }
             }
         }
@@ -567,9 +599,9 @@ extension Result where Failure == SharedStateError {
 
     @Test func withFullDurabilityALoneWriteIsCommittedByTheWriterNotTheSubmittingThread() async throws {
         // With synchronous=FULL a commit waits for an fsync: it must never do so on an event loop.
-        final class Answers: WriteAnswerTarget {
+        final class Answers: AnswerCollector {
             let threads = Mutex<[pthread_t]>([])
-            func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+            func receive(_ answers: [WriteAnswer]) {
                 threads.withLock { $0.append(pthread_self()) }
             }
         }

@@ -11,13 +11,10 @@ import Testing
 /// on the loop once the turn's reads are done.
 @Suite struct TurnWritesTests {
     /// A connection's side of the answers: each commit's answers, as one call each.
-    final class Answers: WriteAnswerTarget {
+    final class Answers: AnswerCollector {
         let commits = Mutex<[[WriteAnswer]]>([])
-        func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+        func receive(_ answers: [WriteAnswer]) {
             commits.withLock { $0.append(answers) }
-        }
-        func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch) {
-            commits.withLock { $0.append([answer]) }
         }
         var requestIDs: [[UInt64]] { commits.withLock { $0.map { $0.map(\.requestID) } } }
     }

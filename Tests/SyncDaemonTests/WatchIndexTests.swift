@@ -12,12 +12,13 @@ import Testing
 /// The watch index against a brute-force matcher: the same members for every key, whatever the
 /// prefixes, including byte-level edge cases.
 extension WatchRegistry {
-    /// Delivers `revisions` in a round of their own, dispatched at once.
+    /// Delivers `revisions` in a round of their own, handed to syncd's sink at once.
     @discardableResult
     mutating func deliver(_ revisions: [CommittedRevision]) -> Int {
-        var batch = DeliveryBatch()
-        defer { batch.dispatch() }
-        return deliver(revisions, afterWriting: nil, into: &batch)
+        var round = DeliveryRound()
+        let delivered = deliver(revisions, into: &round)
+        ConnectionDelivery().deliver(round)?()
+        return delivered
     }
 }
 
@@ -95,8 +96,8 @@ extension WatchRegistry {
     @Test func aWatchAddedTwiceUnderItsIDReplacesTheFirstInTheIndex() {
         var registry = WatchRegistry()
         let subscriber = CollectingSubscriber()
-        registry.add(.init(id: 1, prefixes: ["a/"], readable: nil, subscriber: subscriber, startsAfter: 0))
-        registry.add(.init(id: 1, prefixes: ["b/"], readable: nil, subscriber: subscriber, startsAfter: 0))
+        registry.add(.init(id: 1, prefixes: ["a/"], readable: nil, subscriber: subscriber, backlog: subscriber.backlog, startsAfter: 0))
+        registry.add(.init(id: 1, prefixes: ["b/"], readable: nil, subscriber: subscriber, backlog: subscriber.backlog, startsAfter: 0))
         registry.deliver([CommittedRevision(revision: 1, changes: [.put(Self.entry("a/1", revision: 1))])])
         registry.deliver([CommittedRevision(revision: 2, changes: [.put(Self.entry("b/1", revision: 2))])])
         #expect(subscriber.events.map(\.revision) == [2])
@@ -118,12 +119,17 @@ extension WatchRegistry {
                 let prefixes = (0..<Int.random(in: 0...2, using: &generator)).map { _ in
                     Self.randomString(pieces: 1...2, using: &generator)
                 }
-                let hidden = Self.pieces.randomElement(using: &generator)!
                 var readable: KeyFilter?
                 if Bool.random(using: &generator) {
-                    readable = { key in !key.contains(hidden) }
+                    readable = KeyFilter(
+                        readablePrefixes: (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                            Self.randomString(pieces: 1...2, using: &generator)
+                        })
                 }
-                registry.add(.init(id: id, prefixes: prefixes, readable: readable, subscriber: subscriber, startsAfter: 0))
+                registry.add(
+                    .init(
+                        id: id, prefixes: prefixes, readable: readable, subscriber: subscriber, backlog: subscriber.backlog, startsAfter: 0)
+                )
                 watches.append((subscriber, id, prefixes, readable))
             }
         }

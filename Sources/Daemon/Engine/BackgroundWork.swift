@@ -1,4 +1,4 @@
-import NIOPosix
+import Foundation
 import SharedStateWire
 
 #if canImport(Glibc)
@@ -7,10 +7,10 @@ import SharedStateWire
     import Musl
 #endif
 
-/// Work that may run long — reading and encoding a large range of entries, checking a backup,
-/// the file I/O of a transfer — on NIO's thread pool, at a lower scheduling priority.
+/// Work that may run long — reading a large range of entries, checking a backup, the file I/O of
+/// a transfer — on threads of its own, at a lower scheduling priority.
 ///
-/// On two cores, a pool thread encoding a million entries competes with the event loops and the
+/// On two cores, a thread encoding a million entries competes with the event loops and the
 /// writer, which serve every other client; at nice 10 the kernel gives them the core as soon as
 /// they wake, so a heavy request slows down instead of holding up everyone else's writes.
 package enum BackgroundWork {
@@ -29,28 +29,77 @@ package enum BackgroundWork {
         #endif
     }()
 
-    /// Runs `work` on NIO's thread pool at ``niceness``.
+    /// The threads, one per processor (at least two), started as work comes.
+    private static let threads = BackgroundThreads(limit: max(2, ProcessInfo.processInfo.activeProcessorCount)) {
+        lowerTheCurrentThread()
+    }
+
+    /// Runs `work` on a background thread at ``niceness``.
     ///
-    /// - Throws: What `work` throws; `unavailable` when the pool has shut down.
+    /// - Throws: What `work` throws.
     package static func run<T: Sendable>(_ work: @escaping @Sendable () throws(SharedStateError) -> T) async throws(SharedStateError) -> T {
-        do {
-            return try await NIOThreadPool.singleton.runIfActive {
-                lowerTheCurrentThread()
-                return try work()
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, SharedStateError>, Never>) in
+            threads.submit {
+                continuation.resume(returning: Result { () throws(SharedStateError) in try work() })
             }
-        } catch let error as SharedStateError {
-            throw error
-        } catch {
-            throw SharedStateError(.unavailable, "syncd is shutting down")
         }
+        return try result.get()
     }
 
     /// Sets the calling thread's nice value: on Linux a nice value belongs to a thread, and
-    /// `setpriority` for "process" 0 sets the caller's. The pool's threads run nothing else of
-    /// syncd's, so it is never raised back; a failure only leaves the thread at its priority.
+    /// `setpriority` for "process" 0 sets the caller's. The threads run nothing else of syncd's,
+    /// so it is never raised back; a failure only leaves the thread at its priority.
     private static func lowerTheCurrentThread() {
         #if os(Linux)
             _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, backgroundNice)
         #endif
+    }
+}
+
+/// A few threads that run closures in the order they are submitted, started as work comes (up
+/// to a limit) and kept for the next.
+final class BackgroundThreads: @unchecked Sendable {
+    private let limit: Int
+    private let prepare: @Sendable () -> Void
+    /// Guards everything below, and wakes an idle thread.
+    private let condition = NSCondition()
+    private var queue: [@Sendable () -> Void] = []
+    private var started = 0
+    private var idle = 0
+
+    /// - Parameter prepare: Run by each thread once, before its first work.
+    init(limit: Int, prepare: @escaping @Sendable () -> Void) {
+        self.limit = limit
+        self.prepare = prepare
+    }
+
+    /// Queues `work` for the next free thread; starts one if none is idle and the limit allows.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        condition.lock()
+        queue.append(work)
+        if idle == 0 && started < limit {
+            started += 1
+            let thread = Thread { [self] in
+                prepare()
+                serve()
+            }
+            thread.name = "syncd-background"
+            thread.start()
+        } else {
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    private func serve() {
+        while true {
+            condition.lock()
+            idle += 1
+            while queue.isEmpty { condition.wait() }
+            idle -= 1
+            let work = queue.removeFirst()
+            condition.unlock()
+            work()
+        }
     }
 }

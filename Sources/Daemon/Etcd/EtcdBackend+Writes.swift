@@ -7,11 +7,11 @@ import Synchronization
 /// Writes: each session's in order, one etcd transaction each (sent in groups when several
 /// sessions write at once, see ``EtcdGroupCommit``), answered once reported.
 package extension EtcdBackend {
-    func forward(_ writes: some Collection<PendingWrite>) -> Bool {
+    func forward(_ writes: some Collection<PendingWrite>, answer: @escaping Answer) -> Bool {
         guard let first = writes.first else { return true }
         // The writes submitted together come from one session, or are syncd's own.
         let lane = first.origin.writer?.session ?? 0
-        guard let start = lanes.withLock({ $0.add(writes.map(WriteLanes.Item.write), to: lane, evenWhenClosed: false) }) else {
+        guard let start = lanes.withLock({ $0.add(writes.map { .write($0, answer: answer) }, to: lane, evenWhenClosed: false) }) else {
             return false
         }
         if start { drain(lane) }
@@ -30,8 +30,8 @@ package extension EtcdBackend {
         Task {
             while let item = lanes.withLock({ $0.next(in: lane) }) {
                 switch item {
-                case .write(let pending):
-                    PendingWrite.answer([pending], with: [await perform(pending.request)])
+                case .write(let pending, let answer):
+                    answer(pending, await perform(pending.request))
                 case .endSession(let session):
                     await revokeLease(of: session)
                 }
@@ -130,7 +130,7 @@ package extension EtcdBackend {
 /// The writes waiting in each lane (a session's, or syncd's own, 0), run one at a time per lane.
 package struct WriteLanes: Sendable {
     enum Item: Sendable {
-        case write(PendingWrite)
+        case write(PendingWrite, answer: WriteForwarder.Answer)
         case endSession(UInt64)
     }
 

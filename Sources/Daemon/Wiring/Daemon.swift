@@ -87,7 +87,9 @@ public final class Daemon: Sendable {
             let opened = try Storage(path: databasePath, durability: configuration.durability, syncInterval: configuration.syncInterval)
             storage = opened
             let backend = SQLiteBackend(storage: opened, logger: logger)
-            engine = StateEngine(backend: backend, state: try backend.load(), configuration: engineConfiguration, logger: logger)
+            engine = StateEngine(
+                backend: backend, state: try backend.load(), configuration: engineConfiguration, delivery: ConnectionDelivery(),
+                logger: logger)
             try engine.expireEphemeralKeysOfPreviousRun()
         case .etcd(let etcd):
             do {
@@ -97,7 +99,9 @@ public final class Daemon: Sendable {
                 backendConfiguration.ledger = LeaseLedger(databasePath: databasePath)
                 let backend = try EtcdBackend(configuration: backendConfiguration, logger: logger)
                 etcdBackend = backend
-                engine = StateEngine(backend: backend, state: try await backend.load(), configuration: engineConfiguration, logger: logger)
+                engine = StateEngine(
+                    backend: backend, state: try await backend.load(), configuration: engineConfiguration, delivery: ConnectionDelivery(),
+                    logger: logger)
             } catch {
                 let message = (error as? SharedStateError)?.message ?? "\(error)"
                 throw DaemonStartError("\(message) (--etcd-endpoints \(etcd.endpoints.joined(separator: ",")))")
@@ -160,11 +164,11 @@ public final class Daemon: Sendable {
                 let statistics = engine.statistics
                 return "revision \(statistics.revision), \(server?.clientCount ?? 0) clients, \(statistics.watches) watches"
             },
-            reload: { [configuration, settings, logger] in
+            reload: { [configuration, settings, logger, weak server] in
                 do {
                     try configuration.reload(into: settings)
                     logger.notice("configuration reloaded", metadata: ["file": "\(configuration.configurationFilePath ?? "none")"])
-                    let ended = engine.endWatchesThatMayNotGoOn()
+                    let ended = server?.reapplyAccessPolicy() ?? 0
                     if ended > 0 { logger.notice("ended watches the new policy leaves nothing to read", metadata: ["watches": "\(ended)"]) }
                 } catch {
                     logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])

@@ -5,6 +5,9 @@ import SharedStateWire
 /// revision the store commits, whoever made it, in order (``BackendReport``); the engine
 /// publishes what is reported.
 package protocol WriteForwarder: AnyObject, Sendable {
+    /// Hands the engine a write's result, for it to answer in order with what it sends.
+    typealias Answer = @Sendable (PendingWrite, Result<WriteOutcome, SharedStateError>) -> Void
+
     /// Runs the backend's own work (following the store, keeping sessions alive) until
     /// ``shutDown()``, reporting through `report`; returns once the writes taken before the
     /// shutdown are answered.
@@ -14,11 +17,11 @@ package protocol WriteForwarder: AnyObject, Sendable {
     func shutDown()
 
     /// Takes writes, in order, one session's after another's as they come. Each is answered
-    /// (``PendingWrite/answer(_:with:)``) once the revision it made has been reported, so a
-    /// client sees the event of revision R before the answer that carries R; or once it failed.
+    /// through `answer` once the revision it made has been reported, so a client sees the event
+    /// of revision R before the answer that carries R; or once it failed.
     ///
     /// - Returns: false, having taken nothing, once the backend no longer takes writes.
-    func forward(_ writes: some Collection<PendingWrite>) -> Bool
+    func forward(_ writes: some Collection<PendingWrite>, answer: @escaping Answer) -> Bool
 
     /// The entry of `key` as the store holds it now, and the revision it was read at; it sees
     /// every write acknowledged on any host before it was asked (a linearizable read).

@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import SharedStateWire
 
 /// A committed revision in the protocol's encoding, made once and shared by the change log and
@@ -30,10 +29,10 @@ package struct EncodedRevision: Sendable {
 
     /// Decodes a row of the change log; returns it with its changes.
     static func decode(_ logRecord: LogRecord) throws -> (EncodedRevision, [Change]) {
-        let event = try Sharedstate_V1_WatchEvent(serializedBytes: logRecord)
+        let contents = try SharedStateWire.LogRecord.decode(logRecord)
         let encoded = EncodedRevision(
-            revision: event.revision, writerSession: event.writerSession, cause: event.cause, logRecord: logRecord)
-        return (encoded, event.changes.map { Change(wireValue: $0) })
+            revision: contents.revision, writerSession: contents.writerSession, cause: contents.cause, logRecord: logRecord)
+        return (encoded, contents.changes)
     }
 
     /// A revision whose record is already encoded (see ``LogRecordEncoding/segment(of:)``).
@@ -42,23 +41,5 @@ package struct EncodedRevision: Sendable {
         self.writerSession = writerSession
         self.cause = cause
         self.logRecord = logRecord
-    }
-
-    /// The frame telling watch `watchID` about every change of this revision, built from the
-    /// encoded event without encoding it again: protobuf lets the `watch_id` field be written in
-    /// front of the others, so each watcher costs a few header bytes and a copy.
-    func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
-        typealias Writer = ProtobufFieldWriter
-        let eventLength = 1 + Writer.varintSize(watchID) + logRecord.count
-        let frameLength = 1 + Writer.lengthDelimitedSize(eventLength)
-        var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
-        buffer.writeInteger(UInt32(frameLength))
-        buffer.writeProtobufFields(maximumBytes: 1 + 10 + 1 + 10) { writer in
-            writer.key(WireFields.ServerFrame.event, .lengthDelimited)
-            writer.varint(UInt64(eventLength))
-            writer.varintField(WireFields.WatchEvent.watchID, watchID)
-        }
-        buffer.writeBytes(logRecord)
-        return buffer
     }
 }

@@ -149,7 +149,7 @@ package extension StateEngine {
         let plan = plan(batch)
         let revisions = plan.revisions
         guard !revisions.isEmpty else {
-            if answering { PendingWrite.answer(batch, with: plan.results) }
+            if answering { answer(batch, with: plan.results) }
             return plan.results
         }
         do {
@@ -178,7 +178,7 @@ package extension StateEngine {
             }
             let failure = SharedStateError(.unavailable, "syncd could not commit to its database: \(error)")
             let results: [Result<WriteOutcome, SharedStateError>] = plan.results.map { result in result.flatMap { _ in .failure(failure) } }
-            if answering { PendingWrite.answer(batch, with: results) }
+            if answering { answer(batch, with: results) }
             return results
         }
         let timing = timedSince.map { since in Self.recordDelivery(since: since, in: metrics.deliveryLatency) }

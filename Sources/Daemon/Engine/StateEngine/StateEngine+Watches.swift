@@ -1,16 +1,16 @@
 import Logging
-import NIOCore
 import SharedStateWire
 import Synchronization
 
 /// Watches: registration under the lock with the snapshot or replay they start from, catching up
 /// off the lock when that is large, cancellation, resynchronisation after a backlog, progress
-/// notices. What each watch is sent is decided here; ``WatchFrames`` makes the bytes.
+/// notices. What each watch is sent is decided here, as ``WatchMessage``s; the sink makes the
+/// bytes.
 package extension StateEngine {
-    /// Registers a watch and sends its first frames to `subscriber`: the response to the watch
+    /// Registers a watch and sends its first messages to `subscriber`: the response to the watch
     /// request, then the snapshot or the replayed changes its start asks for. Live changes follow.
     ///
-    /// - Throws: As ``beginWatch(id:prefixes:start:previousValues:readable:ending:subscriber:)`` and
+    /// - Throws: As ``beginWatch(id:prefixes:start:previousValues:readable:subscriber:)`` and
     ///   ``catchUp(_:)``.
     func startWatch(
         id: UInt64,
@@ -34,7 +34,7 @@ package extension StateEngine {
     struct WatchCatchUp: Sendable {
         fileprivate enum Work: Sendable {
             case replay(through: UInt64)
-            case entries(KeyOrder, kind: WatchFrames.EntriesKind, revision: UInt64, respondsFirst: Bool)
+            case entries(KeyOrder, kind: WatchMessage.EntriesKind, revision: UInt64, respondsFirst: Bool)
         }
 
         fileprivate let watch: WatchRegistry.Watch
@@ -55,11 +55,13 @@ package extension StateEngine {
         start: WatchStart,
         previousValues: Bool = false,
         readable: KeyFilter? = nil,
-        ending: (@Sendable () -> SharedStateError?)? = nil,
         subscriber: some WatchSubscriber
     ) throws(SharedStateError) -> WatchCatchUp? {
         let prefixes = prefixes.contains("") ? [] : prefixes
         let budget = configuration.entriesReadInPlace
+        let backlog = subscriber.backlog
+        var place = DeliveryOrder.Place.nothing
+        defer { handOver(place) }
         return try published.withLock { state throws(SharedStateError) in
             if state.watches.contains(id: id, of: subscriber) {
                 throw SharedStateError(.invalidArgument, "watch id \(id) is already in use on this connection")
@@ -69,15 +71,15 @@ package extension StateEngine {
                 prefixes: prefixes,
                 readable: readable,
                 subscriber: subscriber,
+                backlog: backlog,
                 startsAfter: state.revision
             )
-            watch.ending = ending
             watch.previousValues = previousValues
             switch start {
             case .snapshot:
                 let entries = Self.entries(in: state.entries.order, selectedBy: prefixes, readable: readable, limit: budget + 1)
                 guard entries.count <= budget else {
-                    watch.heldFrames = []
+                    watch.held = []
                     state.watches.add(watch)
                     return WatchCatchUp(
                         watch: watch,
@@ -85,14 +87,15 @@ package extension StateEngine {
                     )
                 }
                 state.watches.add(watch)
-                subscriber.send([
-                    WatchFrames.response(watchID: id, revision: state.revision),
-                    WatchFrames.entries(entries, kind: .snapshot, watchID: id, revision: state.revision),
-                ])
+                let round = DeliveryRound(
+                    [(id, .started(revision: state.revision)), (id, .entries(entries, .snapshot, revision: state.revision))],
+                    for: subscriber)
+                place = delivery.place(round, waiting: &state.waitingRounds)
                 return nil
             case .now:
                 state.watches.add(watch)
-                subscriber.send([WatchFrames.response(watchID: id, revision: state.revision)])
+                place = delivery.place(
+                    DeliveryRound([(id, .started(revision: state.revision))], for: subscriber), waiting: &state.waitingRounds)
                 return nil
             case .after(let revision):
                 if revision < state.compactedRevision {
@@ -107,10 +110,11 @@ package extension StateEngine {
                 }
                 if revision == state.revision {
                     state.watches.add(watch)
-                    subscriber.send([WatchFrames.response(watchID: id, revision: revision)])
+                    place = delivery.place(
+                        DeliveryRound([(id, .started(revision: revision))], for: subscriber), waiting: &state.waitingRounds)
                     return nil
                 }
-                watch.heldFrames = []
+                watch.held = []
                 state.watches.add(watch)
                 let through = state.revision
                 watch.startsAfter = revision
@@ -119,48 +123,61 @@ package extension StateEngine {
         }
     }
 
-    /// Sends a watch what ``beginWatch(id:prefixes:start:previousValues:readable:ending:subscriber:)`` or
+    /// Sends a watch what ``beginWatch(id:prefixes:start:previousValues:readable:subscriber:)`` or
     /// ``resync(_:)`` left to send, followed by the live changes held meanwhile.
     ///
     /// - Throws: `compacted` when compaction removed part of a replay's range meanwhile,
     ///   `unavailable` when the change log cannot be read; the watch is removed then.
     func catchUp(_ catchUp: WatchCatchUp) async throws(SharedStateError) {
         let watch = catchUp.watch
-        var frames: [ByteBuffer]
+        let sink = delivery.sink
+        // Encoded here, off every lock: a replay of many revisions or a snapshot of a million
+        // entries takes a while.
+        let prepared: any PreparedOutput
         switch catchUp.work {
         case .replay(let through):
-            frames = [WatchFrames.response(watchID: watch.id, revision: watch.startsAfter)]
-            frames.append(contentsOf: try await replayedFrames(of: watch, through: through))
+            var messages: [(watchID: UInt64, message: WatchMessage)] = [(watch.id, .started(revision: watch.startsAfter))]
+            let revisions = try await replayed(to: watch, through: through)
+            for index in revisions.indices {
+                if let message = WatchRegistry.message(for: watch, revisions[index], at: index) { messages.append((watch.id, message)) }
+            }
             // Caught up: a reader of history (`syncctl inspect`'s time travel) knows it has every
             // change through `through` without waiting for the next one or for a progress round.
-            frames.append(WatchFrames.progress(watchID: watch.id, revision: through))
+            messages.append((watch.id, .progress(revision: through)))
+            prepared = sink.prepare(messages, revisions: revisions)
         case .entries(let order, let kind, let revision, let respondsFirst):
-            frames = respondsFirst ? [WatchFrames.response(watchID: watch.id, revision: revision)] : []
             do {
-                let event = try await BackgroundWork.run {
-                    WatchFrames.entries(
-                        Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable),
-                        kind: kind,
-                        watchID: watch.id,
-                        revision: revision
-                    )
+                prepared = try await BackgroundWork.run {
+                    let entries = Self.entries(in: order, selectedBy: watch.prefixes, readable: watch.readable)
+                    var messages: [(watchID: UInt64, message: WatchMessage)] =
+                        respondsFirst ? [(watch.id, .started(revision: revision))] : []
+                    messages.append((watch.id, .entries(entries, kind, revision: revision)))
+                    return sink.prepare(messages, revisions: [])
                 }
-                frames.append(event)
             } catch {
                 _ = published.withLock { $0.watches.remove(id: watch.id, of: watch.subscriber) }
                 throw error
             }
         }
-        published.withLock { state in
-            // The frames held meanwhile go out after these, under the lock, so that the next
+        let place = published.withLock { state in
+            // The changes held meanwhile go out after these, in the same round, so that the next
             // delivery cannot overtake them.
-            guard let held = state.watches.releaseHeldFrames(id: watch.id, of: watch.subscriber) else { return }
-            watch.subscriber.send(frames + held)
+            guard let held = state.watches.releaseHeld(id: watch.id, of: watch.subscriber) else { return DeliveryOrder.Place.nothing }
+            var messages: [(watchID: UInt64, message: WatchMessage)] = []
+            var revisions: [CommittedRevision] = []
+            for (revision, selected) in held {
+                messages.append((watch.id, .changes(revision: revisions.count, selected: selected, withPrevious: watch.previousValues)))
+                revisions.append(revision)
+            }
+            let round = DeliveryRound(prepared: prepared, then: messages, for: watch.subscriber, revisions: revisions)
+            return delivery.place(round, waiting: &state.waitingRounds)
         }
+        handOver(place)
     }
 
-    /// The frames of the revisions a watch missed, read back from the backend's history.
-    private func replayedFrames(of watch: WatchRegistry.Watch, through: UInt64) async throws(SharedStateError) -> [ByteBuffer] {
+    /// The revisions a watch missed, read back from the backend's history, with their previous
+    /// entries when it asks for them.
+    private func replayed(to watch: WatchRegistry.Watch, through: UInt64) async throws(SharedStateError) -> [CommittedRevision] {
         var logged: [CommittedRevision]
         do {
             logged = try await backend.changes(after: watch.startsAfter, through: through)
@@ -176,7 +193,7 @@ package extension StateEngine {
                 throw error
             }
         }
-        return logged.compactMap { WatchRegistry.eventFrame(for: watch, $0) }
+        return logged
     }
 
     /// Finds the previous entry of every change of `logged`, the revisions after `revision` in
@@ -219,28 +236,33 @@ package extension StateEngine {
     ///   the lock: run each with ``catchUp(_:)``; their watches hold live changes until then.
     func resync(_ subscriber: some WatchSubscriber) -> (count: Int, large: [WatchCatchUp]) {
         let budget = configuration.entriesReadInPlace
-        return published.withLock { state in
-            guard !subscriber.isBacklogged else { return (0, []) }
+        guard !subscriber.backlog.isBacklogged else { return (0, []) }
+        var place = DeliveryOrder.Place.nothing
+        let resynced = published.withLock { state in
             let owed = state.watches.takeResyncs(of: subscriber)
-            guard !owed.isEmpty else { return (0, []) }
-            var frames: [ByteBuffer] = []
+            guard !owed.isEmpty else { return (0, [WatchCatchUp]()) }
+            var messages: [(watchID: UInt64, message: WatchMessage)] = []
             var large: [WatchCatchUp] = []
             for watch in owed {
                 let entries = Self.entries(in: state.entries.order, selectedBy: watch.prefixes, readable: watch.readable, limit: budget + 1)
                 if entries.count <= budget {
-                    frames.append(WatchFrames.entries(entries, kind: .resync, watchID: watch.id, revision: state.revision))
+                    messages.append((watch.id, .entries(entries, .resync, revision: state.revision)))
                 } else {
-                    state.watches.holdFrames(id: watch.id, of: subscriber)
+                    state.watches.hold(id: watch.id, of: subscriber)
                     let work = WatchCatchUp.Work.entries(
                         state.entries.order, kind: .resync, revision: state.revision, respondsFirst: false)
                     large.append(WatchCatchUp(watch: watch, work: work))
                 }
             }
-            if !frames.isEmpty { subscriber.send(frames) }
-            metrics.resyncs.increment(by: Int64(owed.count))
-            logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(owed.count)"])
+            place = delivery.place(DeliveryRound(messages, for: subscriber), waiting: &state.waitingRounds)
             return (owed.count, large)
         }
+        handOver(place)
+        if resynced.0 > 0 {
+            metrics.resyncs.increment(by: Int64(resynced.0))
+            logger.debug("resynchronised a subscriber that fell behind", metadata: ["watches": "\(resynced.0)"])
+        }
+        return resynced
     }
 
     /// How many watches `subscriber` has.
@@ -250,15 +272,35 @@ package extension StateEngine {
 
     /// Tells every idle watch the current revision.
     func sendProgressNotices() {
-        published.withLock { state in
-            state.watches.sendProgress(revision: state.revision)
-        }
+        handOver(
+            published.withLock { state in
+                delivery.place(state.watches.progress(revision: state.revision), waiting: &state.waitingRounds)
+            })
     }
 
-    /// Ends the watches a new access policy leaves nothing to read (see
-    /// ``WatchRegistry/endWatchesThatMayNotGoOn(revision:)``); returns how many.
+    /// Makes `subscriber`'s watches show only what `readable` lets through from now on (nil:
+    /// every key), after the access policy changed; ends those with a prefix it leaves nothing to
+    /// read under, with an error naming `who` (see ``WatchRegistry/restrict(_:to:who:revision:)``).
+    /// Returns how many ended.
     @discardableResult
-    func endWatchesThatMayNotGoOn() -> Int {
-        published.withLock { $0.watches.endWatchesThatMayNotGoOn(revision: $0.revision) }
+    func restrictWatches(of subscriber: some WatchSubscriber, to readable: KeyFilter?, who: String) -> Int {
+        let (ended, place) = published.withLock { state in
+            let (ended, round) = state.watches.restrict(subscriber, to: readable, who: who, revision: state.revision)
+            return (ended, delivery.place(round, waiting: &state.waitingRounds))
+        }
+        handOver(place)
+        return ended
+    }
+
+    /// Hands over what ``DeliveryOrder/place(_:waiting:)`` left to the caller, once it has
+    /// released the state lock.
+    internal func handOver(_ place: DeliveryOrder.Place) {
+        delivery.handOver(place) {
+            published.withLock { state in
+                var waiting: [DeliveryRound] = []
+                swap(&waiting, &state.waitingRounds)
+                return waiting
+            }
+        }
     }
 }

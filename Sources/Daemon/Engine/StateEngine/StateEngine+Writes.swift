@@ -31,8 +31,17 @@ package extension StateEngine {
     func submit(_ writes: [PendingWrite], mayCommitHere: Bool = false) {
         guard !writes.isEmpty else { return }
         if !take(writes, mayCommitHere: mayCommitHere) {
-            PendingWrite.answer(writes, with: Array(repeating: .failure(Self.shuttingDown), count: writes.count))
+            answer(writes, with: Array(repeating: .failure(Self.shuttingDown), count: writes.count))
         }
+    }
+
+    /// Answers writes that publish nothing: their answers to connections go out in order with
+    /// what the engine sends, their callbacks are called at once.
+    func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
+        var round = DeliveryRound()
+        PendingWrite.answer(writes, with: results, in: &round)
+        guard !round.isEmpty else { return }
+        handOver(published.withLock { delivery.place(round, waiting: &$0.waitingRounds) })
     }
 
     static let shuttingDown = SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")
@@ -41,7 +50,7 @@ package extension StateEngine {
     private func take(_ writes: some Collection<PendingWrite>, mayCommitHere: Bool) -> Bool {
         switch backend.writes {
         case .plannedHere(let store): enqueue(writes, for: store, mayCommitHere: mayCommitHere)
-        case .forwarded(let forwarder): forwarder.forward(writes)
+        case .forwarded(let forwarder): forwarder.forward(writes) { [self] write, result in answer([write], with: [result]) }
         }
     }
 
@@ -104,8 +113,8 @@ package extension StateEngine {
     ///     the caller has them at hand; found from the revisions otherwise.
     ///   - timing: Run by each event loop once it has written these revisions' events.
     ///   - answering: The writes that made the revisions, with their results: their answers to
-    ///     connections join the round that carries the events, so that each event loop gets one
-    ///     task for both. Their callbacks are left to the caller, to call without the lock.
+    ///     connections join the round that carries the events (see ``DeliveryRound``). Their
+    ///     callbacks are left to the caller, to call without the lock.
     func publish(
         _ revisions: [CommittedRevision], entries: GroupEntries? = nil, timing: (@Sendable () -> Void)? = nil,
         answering: (writes: [PendingWrite], results: [Result<WriteOutcome, SharedStateError>])? = nil
@@ -114,7 +123,7 @@ package extension StateEngine {
         guard let last = revisions.last else { return }
         // Made before taking the lock, which readers share.
         let stored = entries ?? Self.latestEntries(of: revisions)
-        let ownLoopWork = published.withLock { state in
+        let (place, delivered) = published.withLock { state in
             if state.watches.wantsPreviousValues {
                 // Before the table changes: it holds every key's entry before these revisions.
                 var previous: [String: Entry?] = [:]
@@ -130,16 +139,16 @@ package extension StateEngine {
             for entry in stored.replaced { state.entries.discard(entry) }
             state.revision = last.revision
             state.restoreJournal?.record(revisions)
-            var batch = DeliveryBatch()
-            metrics.eventsDelivered.increment(by: Int64(state.watches.deliver(revisions, afterWriting: timing, into: &batch)))
-            if let answering { PendingWrite.answer(answering.writes, with: answering.results, in: &batch, callingBack: false) }
-            // Under the lock, as every hand-off of frames: what the engine sends leaves in its order.
-            // The work for this thread's own loop that nothing queued there precedes is the
-            // exception: it runs below, before this thread does anything else, so still in order.
-            return batch.dispatchKeepingOwnLoop()
+            var round = DeliveryRound()
+            round.isLive = true
+            let delivered = state.watches.deliver(revisions, into: &round)
+            if delivered > 0 { round.afterWriting = timing }
+            if let answering { PendingWrite.answer(answering.writes, with: answering.results, in: &round, callingBack: false) }
+            // Placed in line under the lock: what the engine sends leaves in its order.
+            return (delivery.place(round, waiting: &state.waitingRounds), delivered)
         }
-        // Outside the lock: writing to a connection may call back into the engine.
-        ownLoopWork.run()
+        handOver(place)
+        metrics.eventsDelivered.increment(by: Int64(delivered))
     }
 
     /// Each key `revisions` change, with its entry after the last of them (nil: deleted).

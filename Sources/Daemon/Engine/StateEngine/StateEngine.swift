@@ -1,7 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import SharedStateWire
 import Synchronization
 
@@ -72,6 +70,8 @@ package final class StateEngine: Sendable {
         var ephemeralKeys: [UInt64: Set<String>] = [:]
         /// The keys written while a restore is narrowed off the writer; nil while none is.
         var restoreJournal: RestoreJournal?
+        /// Rounds of output made while another thread held the hand-off (see ``DeliveryOrder``).
+        var waitingRounds: [DeliveryRound] = []
 
         /// Sets `key`, whose hash is `hash` when the caller has it, to `entry` (nil: deleted),
         /// keeping ``ephemeralKeys`` in step.
@@ -102,10 +102,18 @@ package final class StateEngine: Sendable {
     /// Failed commits, logged once per interval with a count (a full disk fails every one).
     let commitFailures = Mutex(RepeatedFailureLog())
 
-    /// Creates an engine over `backend`, starting from `state`, which the backend read.
-    package init(backend: any StateBackend, state: StartingState, configuration: Configuration = Configuration(), logger: Logger) {
+    /// Hands what the engine sends, as values, to the sink, in order.
+    let delivery: DeliveryOrder
+
+    /// Creates an engine over `backend`, starting from `state`, which the backend read, whose
+    /// events and answers go to `sink`.
+    package init(
+        backend: any StateBackend, state: StartingState, configuration: Configuration = Configuration(), delivery sink: any DeliverySink,
+        logger: Logger
+    ) {
         precondition(configuration.progressInterval > .zero, "the progress interval must be positive")
         self.backend = backend
+        self.delivery = DeliveryOrder(sink: sink)
         self.lastSessionIDOfEarlierRuns = state.lastSessionID
         self.configuration = configuration
         self.retention = Mutex(RetentionPolicy(maxRevisions: configuration.retainedRevisions, maxAge: configuration.retainedDuration))

@@ -1,4 +1,3 @@
-import NIOCore
 import SharedStateWire
 
 /// Every active watch, and the fan-out of committed revisions to them.
@@ -13,68 +12,58 @@ package struct WatchRegistry {
         /// The prefixes it selects; empty selects everything.
         let prefixes: [String]
         /// The keys its client may read (the access policy); nil for every key.
-        let readable: KeyFilter?
+        var readable: KeyFilter?
         /// Whether each change it is sent carries the key's entry before it.
         var previousValues = false
         let subscriber: any WatchSubscriber
+        /// The subscriber's ``WatchSubscriber/backlog``, read once when the watch is made.
+        let backlog: Backlog
         /// Revisions up to this one are not delivered.
         var startsAfter: UInt64
-        /// While the change log is being replayed to the watch, live frames wait here.
-        var heldFrames: [ByteBuffer]?
+        /// While what the watch is owed first is made (a replay, a large snapshot), the live
+        /// changes it selects wait here: each revision, with the indices of the changes selected
+        /// (nil: all).
+        var held: [(revision: CommittedRevision, selected: [Int]?)]?
         /// Changes were dropped because the subscriber was backlogged: it is owed a resync.
         var needsResync = false
         /// Whether anything was sent since the last progress notice.
         var isIdle = true
-        /// Asked when the access policy changed: an error ends the watch, with that error.
-        var ending: (@Sendable () -> SharedStateError?)? = nil
 
         func selects(_ key: String) -> Bool {
             (prefixes.isEmpty || prefixes.contains { KeyRules.key(key, hasPrefix: $0) }) && readable?(key) != false
         }
 
-        /// The frame to send this watch for the changes of `revision` it selects, if any: nil
-        /// when it selects none, when it holds the frame while its replay runs, or when its
-        /// subscriber is backlogged (it is then owed a resync). `wholeFrames` are the frames of
-        /// the whole revision already made, by watch id, which it shares or adds to.
-        mutating func take(
-            _ revision: CommittedRevision, subscriberIsBacklogged: Bool, sharing wholeFrames: inout [(watchID: UInt64, frame: ByteBuffer)]
-        ) -> ByteBuffer? {
+        /// The message to send this watch for the changes of `revision` (at `index` of its
+        /// round) it selects, if any: nil when it selects none, when it holds the changes while
+        /// what it is owed first is made, or when its subscriber is backlogged (it is then owed a
+        /// resync).
+        mutating func take(_ revision: CommittedRevision, at index: Int, subscriberIsBacklogged: Bool) -> WatchMessage? {
             guard !needsResync, revision.revision > startsAfter else { return nil }
             let selection = WatchRegistry.selection(of: self, in: revision)
-            if case .none = selection { return nil }
-            let isHolding = heldFrames != nil
-            if subscriberIsBacklogged && !isHolding {
-                // Nothing is encoded for it: it is owed a resync.
+            guard let selected = selection.selected else { return nil }
+            if held != nil {
+                held!.append((revision, selected))
+                isIdle = false
+                return nil
+            }
+            if subscriberIsBacklogged {
+                // Nothing is made for it: it is owed a resync.
                 needsResync = true
                 return nil
             }
-            let frame: ByteBuffer
-            if case .whole = selection, !previousValues {
-                if let made = wholeFrames.first(where: { $0.watchID == id }) {
-                    frame = made.frame
-                } else {
-                    frame = revision.encoded.frame(forWatch: id, allocator: WatchFrames.allocator)
-                    wholeFrames.append((id, frame))
-                }
-            } else {
-                frame = WatchRegistry.frame(of: selection, for: self, revision)
-            }
             isIdle = false
-            if isHolding {
-                heldFrames!.append(frame)
-                return nil
-            }
-            return frame
+            return .changes(revision: index, selected: selected, withPrevious: previousValues)
         }
     }
 
     /// A subscriber that has watches, and what delivery noted of it in its latest round.
     private struct Subscriber {
         let subscriber: any WatchSubscriber
+        let backlog: Backlog
         /// Its watches' slots, by the watches' ids.
         var slots: [UInt64: Int] = [:]
         /// The round that last reached it, whether it was backlogged then, and its outbox there
-        /// (-1 before its first frame).
+        /// (-1 before its first message).
         var round: UInt64 = 0
         var isBacklogged = false
         var outbox = -1
@@ -97,9 +86,8 @@ package struct WatchRegistry {
     private var index = WatchIndex<Int>()
     /// How many watches ask for previous values.
     private var previousValueWatches = 0
-    /// The last round's lists, empty, kept for the next, so that a round of delivery neither
-    /// allocates nor frees them (D38).
-    private var spareRound = Round()
+    /// The last round's list of candidates, empty, kept for the next, so that a round of
+    /// delivery neither allocates nor frees it (D38).
     private var spareCandidates: [Int] = []
 
     /// Whether a revision published now must know each change's previous entry: some watch asks
@@ -127,7 +115,8 @@ package struct WatchRegistry {
         if let known = slotOfSubscriber[identifier] {
             subscriberSlot = known
         } else {
-            subscriberSlot = Self.take(&freeSubscriberSlots, in: &subscribers, Subscriber(subscriber: watch.subscriber))
+            subscriberSlot = Self.take(
+                &freeSubscriberSlots, in: &subscribers, Subscriber(subscriber: watch.subscriber, backlog: watch.backlog))
             slotOfSubscriber[identifier] = subscriberSlot
         }
         let slot = Self.take(&freeSlots, in: &slots, watch)
@@ -187,51 +176,45 @@ package struct WatchRegistry {
         slotOfSubscriber[ObjectIdentifier(subscriber)].flatMap { subscribers[$0]!.slots[id] }
     }
 
-    /// Makes a watch hold its live frames until ``releaseHeldFrames(id:of:)``, while what it is
-    /// owed first is made.
-    mutating func holdFrames(id: UInt64, of subscriber: any WatchSubscriber) {
+    /// Makes a watch hold its live changes until ``releaseHeld(id:of:)``, while what it is owed
+    /// first is made.
+    mutating func hold(id: UInt64, of subscriber: any WatchSubscriber) {
         guard let slot = slot(id: id, of: subscriber) else { return }
-        if slots[slot]!.heldFrames == nil { slots[slot]!.heldFrames = [] }
+        if slots[slot]!.held == nil { slots[slot]!.held = [] }
     }
 
-    /// Ends a watch's replay: returns the frames held meanwhile and lets live frames through.
-    mutating func releaseHeldFrames(id: UInt64, of subscriber: any WatchSubscriber) -> [ByteBuffer]? {
-        guard let slot = slot(id: id, of: subscriber), let held = slots[slot]!.heldFrames else { return nil }
-        slots[slot]!.heldFrames = nil
+    /// Lets a watch's live changes through again: returns those held meanwhile.
+    mutating func releaseHeld(id: UInt64, of subscriber: any WatchSubscriber) -> [(revision: CommittedRevision, selected: [Int]?)]? {
+        guard let slot = slot(id: id, of: subscriber), let held = slots[slot]!.held else { return nil }
+        slots[slot]!.held = nil
         // The caller sends the catch-up now: the watch is not idle this round.
         slots[slot]!.isIdle = false
         return held
     }
 
-    /// Sends each watch the changes of `revisions` it selects: one frame per revision, all frames
-    /// of a subscriber in one flush, all subscribers of an event loop in one hand-off. A
-    /// backlogged subscriber's watches get nothing and are marked as owed a resync.
+    /// Adds to `round` a message for each watch about the changes of `revisions` it selects: one
+    /// per revision, a subscriber's messages together. A backlogged subscriber's watches get
+    /// nothing and are marked as owed a resync. The revisions become the round's.
     ///
     /// Only the watches a change may concern are looked at (see ``WatchIndex``), so a write costs
     /// what its watchers cost.
-    ///
-    /// The hand-offs join `batch`, which the caller dispatches (with the engine's lock still
-    /// held); each event loop that writes frames then runs `afterWriting` (which times the
-    /// delivery).
-    /// - Returns: How many frames went out (frames held for a watch that replays not counted).
+    /// - Returns: How many messages it added (changes held for a watch that catches up not counted).
     @discardableResult
-    mutating func deliver(
-        _ revisions: [CommittedRevision], afterWriting: (@Sendable () -> Void)?, into batch: inout DeliveryBatch
-    ) -> Int {
+    mutating func deliver(_ revisions: [CommittedRevision], into round: inout DeliveryRound) -> Int {
+        round.revisions = revisions
         guard count > 0 else { return 0 }
-        // The lists of the last round, emptied but keeping their room: a round allocates none.
-        var round = spareRound
-        spareRound = Round()
-        round.firstPass = pass &+ 1
+        let firstPass = pass &+ 1
         var candidates = spareCandidates
         spareCandidates = []
         // Copied (a reference): its members are read while the passes of their slots are marked.
         let index = self.index
-        for revision in revisions {
+        var delivered = 0
+        for (revisionIndex, revision) in revisions.enumerated() {
             pass &+= 1
             candidates.removeAll(keepingCapacity: true)
-            for change in revision.changes.indices {
-                index.forEachMember(selecting: revision.changes.key(at: change)) { slot in
+            let changes = revision.changes
+            for change in changes.indices {
+                index.forEachMember(selecting: changes.key(at: change)) { slot in
                     if passOfSlot[slot] != pass {
                         passOfSlot[slot] = pass
                         candidates.append(slot)
@@ -246,21 +229,10 @@ package struct WatchRegistry {
             if !isInWatchOrder(candidates) {
                 candidates.sort { (slots[$0]?.id ?? 0, $0) < (slots[$1]?.id ?? 0, $1) }
             }
-            round.wholeFrames.removeAll(keepingCapacity: true)
-            for slot in candidates {
-                deliver(revision, toSlot: slot, in: &round)
+            for slot in candidates where deliver(revision, at: revisionIndex, toSlot: slot, firstPass: firstPass, in: &round) {
+                delivered += 1
             }
         }
-        var delivered = 0
-        for outbox in round.outboxes {
-            outbox.subscriber.send(outbox.frames, in: &batch)
-            outbox.subscriber.countDelivered(outbox.frames.count)
-            delivered += outbox.frames.count
-        }
-        if let afterWriting { batch.addToEveryLoop(afterWriting) }
-        round.outboxes.removeAll(keepingCapacity: true)
-        round.wholeFrames.removeAll(keepingCapacity: true)
-        spareRound = round
         candidates.removeAll(keepingCapacity: true)
         spareCandidates = candidates
         return delivered
@@ -277,46 +249,37 @@ package struct WatchRegistry {
         return true
     }
 
-    /// What one round of delivery gathered so far.
-    private struct Round {
-        /// The frames of each subscriber reached, in the order they were first reached.
-        var outboxes: [(subscriber: any WatchSubscriber, frames: [ByteBuffer])] = []
-        /// The round's first pass: a subscriber last reached before it was not reached yet.
-        var firstPass: UInt64 = 0
-        /// The frames of the whole current revision made so far, by watch id. Watches that take a
-        /// whole revision under the same id get the same bytes: clients number their watches
-        /// from 1, so most subscribers share a frame rather than each copying one.
-        var wholeFrames: [(watchID: UInt64, frame: ByteBuffer)] = []
-    }
-
-    /// Adds the frame of the changes of `revision` that the watch in `slot` selects to its
-    /// subscriber's outbox, or to the frames it holds while it replays; marks it owed a resync
-    /// instead when its subscriber is backlogged.
+    /// Adds the message about the changes of `revision` that the watch in `slot` selects to its
+    /// subscriber's outbox in `round`, or to the changes it holds while it catches up; marks it
+    /// owed a resync instead when its subscriber is backlogged. Returns whether it added one.
     ///
-    /// It works on the watch where it is stored (``Watch/take(_:subscriberIsBacklogged:sharing:)``,
+    /// It works on the watch where it is stored (``Watch/take(_:at:subscriberIsBacklogged:)``,
     /// through the array's in-place access): read through `slots[slot]!` as a value, the whole
     /// watch was copied out, a retain and a release of each of its references (its subscriber,
-    /// prefixes, filter, held frames) per watch and revision.
-    private mutating func deliver(_ revision: CommittedRevision, toSlot slot: Int, in round: inout Round) {
-        guard slots[slot] != nil else { return }
+    /// prefixes, filter, held changes) per watch and revision.
+    private mutating func deliver(
+        _ revision: CommittedRevision, at revisionIndex: Int, toSlot slot: Int, firstPass: UInt64, in round: inout DeliveryRound
+    ) -> Bool {
+        guard slots[slot] != nil else { return false }
         let subscriberSlot = subscriberOfSlot[slot]
-        if subscribers[subscriberSlot]!.round < round.firstPass {
+        if subscribers[subscriberSlot]!.round < firstPass {
             // First reached in this round: whether it is backlogged holds for the whole round.
             subscribers[subscriberSlot]!.round = pass
-            subscribers[subscriberSlot]!.isBacklogged = subscribers[subscriberSlot]!.subscriber.isBacklogged
+            subscribers[subscriberSlot]!.isBacklogged = subscribers[subscriberSlot]!.backlog.isBacklogged
             subscribers[subscriberSlot]!.outbox = -1
         }
         guard
-            let frame = slots[slot]!.take(
-                revision, subscriberIsBacklogged: subscribers[subscriberSlot]!.isBacklogged, sharing: &round.wholeFrames)
-        else { return }
+            let message = slots[slot]!.take(
+                revision, at: revisionIndex, subscriberIsBacklogged: subscribers[subscriberSlot]!.isBacklogged)
+        else { return false }
         var outbox = subscribers[subscriberSlot]!.outbox
         if outbox < 0 {
             outbox = round.outboxes.count
             subscribers[subscriberSlot]!.outbox = outbox
-            round.outboxes.append((subscribers[subscriberSlot]!.subscriber, []))
+            round.outboxes.append(DeliveryRound.Outbox(subscriber: subscribers[subscriberSlot]!.subscriber, messages: []))
         }
-        round.outboxes[outbox].frames.append(frame)
+        round.outboxes[outbox].messages.append((slots[slot]!.id, message))
+        return true
     }
 
     /// Which of a revision's changes a watch selects.
@@ -325,6 +288,15 @@ package struct WatchRegistry {
         case whole
         /// Some, not all: their indices, in order.
         case some([Int])
+
+        /// The indices a message names: nil for all of them; nil inside for none.
+        var selected: [Int]?? {
+            switch self {
+            case .none: nil
+            case .whole: .some(nil)
+            case .some(let indices): .some(indices)
+            }
+        }
     }
 
     fileprivate static func selection(of watch: borrowing Watch, in revision: CommittedRevision) -> Selection {
@@ -338,49 +310,49 @@ package struct WatchRegistry {
         return indices.isEmpty ? .none : .some(indices)
     }
 
-    /// The frame of what `selection` (not `.none`) takes of `revision` for `watch`.
-    fileprivate static func frame(of selection: Selection, for watch: borrowing Watch, _ revision: CommittedRevision) -> ByteBuffer {
-        switch selection {
-        case .whole where !watch.previousValues:
-            // All of them: the revision's encoded event serves as it is.
-            revision.encoded.frame(forWatch: watch.id, allocator: WatchFrames.allocator)
-        case .some(let indices):
-            WatchFrames.changes(of: revision, at: indices, withPrevious: watch.previousValues, watchID: watch.id)
-        case .none, .whole:
-            WatchFrames.changes(of: revision, at: nil, withPrevious: watch.previousValues, watchID: watch.id)
-        }
-    }
-
-    /// Sends a progress notice at `revision` to every live watch that was sent nothing since the
-    /// last round, and starts a new round.
-    mutating func sendProgress(revision: UInt64) {
-        var outboxes: [Int: (subscriber: any WatchSubscriber, frames: [ByteBuffer])] = [:]
+    /// A round with a progress notice at `revision` for every live watch that was sent nothing
+    /// since the last such round, which starts a new one.
+    mutating func progress(revision: UInt64) -> DeliveryRound {
+        var round = DeliveryRound()
+        var outboxOfSubscriber: [Int: Int] = [:]
         for slot in slots.indices {
             guard let watch = slots[slot] else { continue }
             slots[slot]!.isIdle = true
-            guard watch.isIdle, watch.heldFrames == nil, !watch.needsResync, !watch.subscriber.isBacklogged else { continue }
-            let frame = WatchFrames.progress(watchID: watch.id, revision: revision)
-            outboxes[subscriberOfSlot[slot], default: (watch.subscriber, [])].frames.append(frame)
+            guard watch.isIdle, watch.held == nil, !watch.needsResync, !watch.backlog.isBacklogged else { continue }
+            let subscriberSlot = subscriberOfSlot[slot]
+            let outbox: Int
+            if let known = outboxOfSubscriber[subscriberSlot] {
+                outbox = known
+            } else {
+                outbox = round.outboxes.count
+                outboxOfSubscriber[subscriberSlot] = outbox
+                round.outboxes.append(DeliveryRound.Outbox(subscriber: watch.subscriber, messages: []))
+            }
+            round.outboxes[outbox].messages.append((watch.id, .progress(revision: revision)))
         }
-        var batch = DeliveryBatch()
-        for outbox in outboxes.values {
-            outbox.subscriber.send(outbox.frames, in: &batch)
-        }
-        batch.dispatch()
+        return round
     }
 
-    /// Ends every watch whose ``Watch/ending`` check now fails (after a new access policy): it is
-    /// removed, and its subscriber gets an `ENDED` event with the error. Returns how many ended.
-    mutating func endWatchesThatMayNotGoOn(revision: UInt64) -> Int {
-        var ended: [(watch: Watch, error: SharedStateError)] = []
-        for case let watch? in slots {
-            if let error = watch.ending?() { ended.append((watch, error)) }
+    /// Makes `subscriber`'s watches show only what `readable` lets through from now on (nil:
+    /// every key), after the access policy changed. A watch with a prefix under which it lets
+    /// nothing through ends: it is removed, and the round returned tells the subscriber, with an
+    /// error naming `who`, as a new watch of that prefix is refused. Returns how many ended.
+    mutating func restrict(
+        _ subscriber: any WatchSubscriber, to readable: KeyFilter?, who: String, revision: UInt64
+    ) -> (ended: Int, round: DeliveryRound) {
+        guard let subscriberSlot = slotOfSubscriber[ObjectIdentifier(subscriber)] else { return (0, DeliveryRound()) }
+        var messages: [(watchID: UInt64, message: WatchMessage)] = []
+        for (id, slot) in subscribers[subscriberSlot]!.slots.sorted(by: { $0.key < $1.key }) {
+            let prefixes = slots[slot]!.prefixes
+            if let readable, let denied = (prefixes.isEmpty ? [""] : prefixes).first(where: { !readable.allowsSome(under: $0) }) {
+                let error = AccessDenial.error(who, AccessDenial.readingAnything(under: denied))
+                messages.append((id, .ended(revision: revision, error: error)))
+            } else {
+                slots[slot]!.readable = readable
+            }
         }
-        for (watch, error) in ended {
-            remove(id: watch.id, of: watch.subscriber)
-            watch.subscriber.send([WatchFrames.ended(watchID: watch.id, revision: revision, error: error)])
-        }
-        return ended.count
+        for (id, _) in messages { remove(id: id, of: subscriber) }
+        return (messages.count, DeliveryRound(messages, for: subscriber))
     }
 
     /// Takes the watches of `subscriber` that are owed a resync, clearing the debt.
@@ -394,10 +366,10 @@ package struct WatchRegistry {
         return owed.sorted { $0.id < $1.id }
     }
 
-    /// The frame that tells `watch` about the changes of `revision` it selects, if any.
-    static func eventFrame(for watch: Watch, _ revision: CommittedRevision) -> ByteBuffer? {
-        let selection = selection(of: watch, in: revision)
-        if case .none = selection { return nil }
-        return frame(of: selection, for: watch, revision)
+    /// The message that tells `watch` about the changes of `revision`, at `index` of its round,
+    /// it selects, if any.
+    static func message(for watch: Watch, _ revision: CommittedRevision, at index: Int) -> WatchMessage? {
+        guard let selected = selection(of: watch, in: revision).selected else { return nil }
+        return .changes(revision: index, selected: selected, withPrevious: watch.previousValues)
     }
 }

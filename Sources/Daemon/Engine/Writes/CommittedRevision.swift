@@ -14,7 +14,7 @@ package struct CommittedRevision: Sendable {
     let encoded: EncodedRevision
     /// Each change's key's entry before it, at the same index as ``changes``: found when the
     /// revision is published or replayed to a watch that asks for previous values, nil otherwise.
-    var previous: [Change.Previous]?
+    package internal(set) var previous: [Change.Previous]?
 
     package init(revision: UInt64, changes: [Change], origin: WriteOrigin = .syncd("")) {
         self.init(revision: revision, changes: RevisionChanges(changes), origin: origin)

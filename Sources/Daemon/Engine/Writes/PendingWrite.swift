@@ -29,19 +29,11 @@ package struct PendingWrite: Sendable {
         case callback(@Sendable (Result<WriteOutcome, SharedStateError>) -> Void)
     }
 
-    /// Hands each write's result to whoever waits for it: every answer for one connection in a
-    /// single call, in submission order, and the hand-offs of all connections in one
-    /// ``DeliveryBatch``.
-    package static func answer(_ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>]) {
-        var batch = DeliveryBatch()
-        answer(writes, with: results, in: &batch)
-        batch.dispatch()
-    }
-
-    /// Like ``answer(_:with:)``, adding the connections' hand-offs to `batch`; callbacks are
-    /// called at once, unless `callingBack` is false (``callBack(_:with:)`` calls them later).
+    /// Adds each write's result for a connection to `round`, every answer for one connection
+    /// together, in submission order; callbacks are called at once, unless `callingBack` is false
+    /// (``callBack(_:with:)`` calls them later).
     static func answer(
-        _ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>], in batch: inout DeliveryBatch,
+        _ writes: [PendingWrite], with results: [Result<WriteOutcome, SharedStateError>], in round: inout DeliveryRound,
         callingBack: Bool = true
     ) {
         // The usual group comes from one connection: its answers need no sorting by target.
@@ -59,7 +51,8 @@ package struct PendingWrite: Sendable {
         if isOneTarget, writes.count == 1, let pending = writes.first, let result = results.first {
             switch pending.reply {
             case .callback(let completion): if callingBack { completion(result) }
-            case .answer(let requestID, let target): target.receive(WriteAnswer(requestID: requestID, result: result), in: &batch)
+            case .answer(let requestID, let target):
+                round.add(DeliveryRound.Answers(target: target, answers: .one(WriteAnswer(requestID: requestID, result: result))))
             }
             return
         }
@@ -72,7 +65,7 @@ package struct PendingWrite: Sendable {
                 case .answer(let requestID, _): answers.append(WriteAnswer(requestID: requestID, result: results[index]))
                 }
             }
-            if let only { only.receive(answers, in: &batch) }
+            if let only { round.add(DeliveryRound.Answers(target: only, answers: .many(answers))) }
             return
         }
         // Each target's answers, in the order the targets first appear. A connection's writes sit
@@ -109,7 +102,7 @@ package struct PendingWrite: Sendable {
             }
         }
         for group in groups {
-            group.target.receive(group.answers, in: &batch)
+            round.add(DeliveryRound.Answers(target: group.target, answers: .many(group.answers)))
         }
     }
 

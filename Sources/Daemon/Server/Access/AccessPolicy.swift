@@ -1,5 +1,6 @@
 import Foundation
 import SharedStateWire
+import SyncEngine
 
 #if canImport(Glibc)
     import Glibc
@@ -65,6 +66,14 @@ package struct Permissions: Sendable, Hashable {
     var writePrefixes: [String]
 
     static let unrestricted = Permissions(isUnrestricted: true, readPrefixes: [], writePrefixes: [])
+
+    /// Nothing at all: a connection whose user the kernel did not name.
+    static let nothing = Permissions(isUnrestricted: false, readPrefixes: [], writePrefixes: [])
+
+    /// The keys these permissions may read, as the engine filters them; nil for every key.
+    var readFilter: KeyFilter? {
+        isUnrestricted ? nil : KeyFilter(readablePrefixes: readPrefixes)
+    }
 
     func canRead(_ key: String) -> Bool {
         isUnrestricted || readPrefixes.contains { KeyRules.key(key, hasPrefix: $0) }

@@ -29,6 +29,9 @@ package final class ClientRecord: Sendable {
         self.writer = writer
     }
 
+    /// Who the connection is, as a denial names it.
+    var who: String { credentials.map { "user \($0.uid)" } ?? "this client" }
+
     /// The name the client gave in its Hello.
     var clientName: String {
         get { name.withLock { $0 } }

@@ -40,7 +40,7 @@ import Synchronization
 ///
 /// It tells the connection's handler what happened through the channel's pipeline, as an
 /// ``Event`` (a user inbound event), never by calling it: the writer is the lower part.
-package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
+package final class ConnectionWriter: FrameReceiver {
     /// What the writer tells the handler, through the pipeline, on the event loop.
     package enum Event: Equatable, Sendable {
         /// Answers went out while the handler waits for that (``isWaitingForAnswers``).
@@ -64,7 +64,8 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     private let descriptor: Int32?
     private let output: NIOLoopBoundBox<SocketOutput>
     private let watermarks: ChannelOptions.Types.WriteBufferWaterMark
-    private let backlogged = Atomic<Bool>(false)
+    /// Whether the connection is backlogged, for the engine to read.
+    package let backlog = Backlog()
     private let channelIsWritable = Atomic<Bool>(true)
     /// Whether what waits to go out a piece at a time passed the high watermark (and has not yet
     /// drained below the low one).
@@ -93,7 +94,7 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         self.output = .makeBoxSendingValue(SocketOutput(), eventLoop: channel.eventLoop)
     }
 
-    package var isBacklogged: Bool { backlogged.load(ordering: .relaxed) }
+    package var isBacklogged: Bool { backlog.isBacklogged }
 
     /// How often this connection fell behind and was resynchronised.
     var resyncs: UInt64 { resyncCount.load(ordering: .relaxed) }
@@ -128,14 +129,13 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
     func writabilityChanged(isWritable: Bool) -> Bool {
         channelIsWritable.store(isWritable, ordering: .relaxed)
         let isWritable = self.isWritable
-        return backlogged.exchange(!isWritable, ordering: .relaxed) && isWritable
+        return backlog.set(!isWritable) && isWritable
     }
 
     // MARK: From other threads
 
-    /// Queues frames from the engine; never writes synchronously, since the engine calls it with
-    /// its lock held.
-    package func send(_ frames: [ByteBuffer]) {
+    /// Queues frames made off the event loop; never writes synchronously.
+    func send(_ frames: [ByteBuffer]) {
         channel.eventLoop.execute(countedWrite(frames))
     }
 
@@ -144,14 +144,14 @@ package final class ConnectionWriter: WatchSubscriber, WriteAnswerTarget {
         batch.add(on: channel.eventLoop, mayGoFirst: isFirst, countedWrite(frames))
     }
 
-    package func receive(_ answers: [WriteAnswer], in batch: inout DeliveryBatch) {
+    package func receive(_ answers: DeliveryRound.AnswerList, in batch: inout DeliveryBatch) {
         let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
-        batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(answers) }
-    }
-
-    package func receive(_ answer: WriteAnswer, in batch: inout DeliveryBatch) {
-        let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
-        batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(CollectionOfOne(answer)) }
+        switch answers {
+        case .one(let answer):
+            batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(CollectionOfOne(answer)) }
+        case .many(let answers):
+            batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in writeOut(answers) }
+        }
     }
 
     /// Writes the answers of a commit handed over by `receive`, in one buffer and one write.

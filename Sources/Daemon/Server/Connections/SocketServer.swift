@@ -82,6 +82,19 @@ package final class SocketServer: Service {
     /// The number of connected clients.
     package var clientCount: Int { connections.count }
 
+    /// Puts the access policy in force now (after a reload) on every connection's watches: each
+    /// shows what its user may read under it, and one that may read nothing under a prefix it
+    /// watches ends. Returns how many ended.
+    package func reapplyAccessPolicy() -> Int {
+        let policy = configuration.settings.policy
+        var ended = 0
+        for record in connections.records {
+            let permissions = record.principal.map { policy.permissions(for: $0) } ?? .nothing
+            ended += engine.restrictWatches(of: record.writer, to: permissions.readFilter, who: record.who)
+        }
+        return ended
+    }
+
     /// Closes the connection of session `sessionID` at once, `error` its last frame.
     package func close(session sessionID: UInt64, because error: SharedStateError) {
         connections.evict(sessionID, because: error)

@@ -27,9 +27,9 @@ extension Sharedstate_V1_WatchRequest: ClientRequest {
             start: start,
             previousValues: previousValues,
             readable: session.readFilter(access),
-            ending: session.endingCheck(prefixes: prefixes),
             subscriber: session.writer
         )
+        session.reapplyAccess(since: access)
         guard let catchUp else { return .next }
         return session.suspend(call.id) { () async throws(SharedStateError) in
             try await engine.catchUp(catchUp)

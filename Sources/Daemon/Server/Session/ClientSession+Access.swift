@@ -6,31 +6,22 @@ package extension ClientSession {
     /// What this connection's user may do under the policy in force now.
     var permissions: Permissions { accessCache.current }
 
-    /// The keys a watch or list of this connection may show, judged by the policy in force when
-    /// each change is delivered (so a reload revokes at once); nil when everything is readable.
+    /// The keys a watch or list of this connection may show under `access`; nil when everything
+    /// is readable. A reload replaces the filter of every watch (``SocketServer/reapplyAccessPolicy()``).
     func readFilter(_ access: Permissions) -> KeyFilter? {
-        if access.isUnrestricted { return nil }
-        let cache = accessCache
-        let filter: KeyFilter = { key in cache.current.canRead(key) }
-        return filter
+        access.readFilter
+    }
+
+    /// Makes a watch started under `access` see the policy that a reload put in force meanwhile,
+    /// if one did: the reload may have passed this connection before the watch was registered.
+    func reapplyAccess(since access: Permissions) {
+        let now = permissions
+        guard now != access else { return }
+        engine.restrictWatches(of: writer, to: now.readFilter, who: who)
     }
 
     func requireRead(_ key: String, _ access: Permissions) throws(SharedStateError) {
         guard access.canRead(key) else { throw denied("read key \(KeyRules.quoted(key))") }
-    }
-
-    /// What ends a watch of `prefixes` after the access policy changed: one of them selecting no
-    /// key the user may read any more (as ``requireSomeRead(under:_:)`` refuses a new watch).
-    func endingCheck(prefixes: [String]) -> (@Sendable () -> SharedStateError?)? {
-        let cache = accessCache
-        let who = self.who
-        return {
-            let access = cache.current
-            for prefix in prefixes.isEmpty ? [""] : prefixes where !access.mayReadSome(under: prefix) {
-                return Self.denied(who, Self.readingAnything(under: prefix))
-            }
-            return nil
-        }
     }
 
     /// Fails when one of `prefixes` selects no key the user may read: a list or watch that could
@@ -55,13 +46,13 @@ package extension ClientSession {
     }
 
     /// Who this connection is, as a denial names it.
-    var who: String { record.credentials.map { "user \($0.uid)" } ?? "this client" }
+    var who: String { record.who }
 
     static func denied(_ who: String, _ action: String) -> SharedStateError {
-        SharedStateError(.permissionDenied, "permission denied: \(who) may not \(action)")
+        AccessDenial.error(who, action)
     }
 
     static func readingAnything(under prefix: String) -> String {
-        prefix.isEmpty ? "read any key" : "read any key under \(KeyRules.quoted(prefix))"
+        AccessDenial.readingAnything(under: prefix)
     }
 }

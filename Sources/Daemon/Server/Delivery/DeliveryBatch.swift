@@ -74,7 +74,7 @@ package struct DeliveryBatch {
     /// The work a round left to the thread that dispatched it, for its own event loop: run it
     /// with ``run()`` once no lock is held, before that thread does anything else.
     package struct OwnLoopWork: Sendable {
-        fileprivate var work: (@Sendable () -> Void)?
+        package fileprivate(set) var work: (@Sendable () -> Void)?
 
         /// Runs the work, if there is any.
         package func run() { work?() }
@@ -111,7 +111,7 @@ package struct DeliveryBatch {
     }
 
     /// Adds work to run on every loop the batch has work for, after that work.
-    mutating func addToEveryLoop(_ work: @escaping @Sendable () -> Void) {
+    package mutating func addToEveryLoop(_ work: @escaping @Sendable () -> Void) {
         let item = Item(work: work, place: .last)
         first?.rest.append(item)
         for index in others.indices { others[index].rest.append(item) }

@@ -1,18 +1,30 @@
 import NIOCore
 import SharedStateWire
+import SyncEngine
 
-/// The frames a watch is sent, made from the daemon's values.
+/// The frames a watch is sent, made from the engine's ``WatchMessage``s.
 ///
-/// The engine and the hub decide what each watch is sent and when (under the engine's lock, so
-/// that nothing overtakes a snapshot or a replay); this is where those decisions become protocol
-/// bytes, so neither of them builds a protobuf message.
+/// The engine decides what each watch is sent and when (in one order, so that nothing overtakes
+/// a snapshot or a replay); this is where those decisions become protocol bytes.
 package enum WatchFrames {
-    /// What a run of entries read from the table stands for.
-    enum EntriesKind: Sendable {
-        /// The watch's first state.
-        case snapshot
-        /// The state that replaces what a backlogged watch missed.
-        case resync
+    /// The frame of `message` for watch `watchID`; a message about changes names a revision of
+    /// `revisions` (its round's).
+    static func frame(of message: WatchMessage, watchID: UInt64, revisions: [CommittedRevision]) -> ByteBuffer {
+        switch message {
+        case .started(let revision):
+            response(watchID: watchID, revision: revision)
+        case .entries(let entries, let kind, let revision):
+            self.entries(entries, kind: kind, watchID: watchID, revision: revision)
+        case .changes(let index, nil, false):
+            // All of them: the revision's encoded event serves as it is.
+            revisions[index].frame(forWatch: watchID, allocator: allocator)
+        case .changes(let index, let selected, let withPrevious):
+            changes(of: revisions[index], at: selected, withPrevious: withPrevious, watchID: watchID)
+        case .progress(let revision):
+            progress(watchID: watchID, revision: revision)
+        case .ended(let revision, let error):
+            ended(watchID: watchID, revision: revision, error: error)
+        }
     }
 
     /// The response to a watch request: the watch starts after `revision`.
@@ -31,7 +43,7 @@ package enum WatchFrames {
     }
 
     /// A snapshot or resync: `entries` as puts at `revision`.
-    static func entries(_ entries: [Entry], kind: EntriesKind, watchID: UInt64, revision: UInt64) -> ByteBuffer {
+    static func entries(_ entries: [Entry], kind: WatchMessage.EntriesKind, watchID: UInt64, revision: UInt64) -> ByteBuffer {
         event(
             watchID: watchID,
             kind: kind == .snapshot ? .snapshot : .resync,
@@ -43,7 +55,7 @@ package enum WatchFrames {
     /// The changes of `revision` at `indices` (all with nil), each with the key's entry before it
     /// when `withPrevious` (``CommittedRevision/previous``; unknown when the revision was published
     /// without them). A watch that takes all of the changes without previous entries is sent
-    /// ``EncodedRevision/frame(forWatch:allocator:)`` instead, which encodes nothing again.
+    /// ``CommittedRevision/frame(forWatch:allocator:)`` instead, which encodes nothing again.
     static func changes(of revision: CommittedRevision, at indices: [Int]?, withPrevious: Bool, watchID: UInt64) -> ByteBuffer {
         let changes = (indices ?? Array(revision.changes.indices)).map { index in
             var change = revision.changes[index].wireValue
@@ -103,4 +115,26 @@ package enum WatchFrames {
 
     /// The allocator of the frames built for every watcher of a revision.
     static let allocator = ByteBufferAllocator()
+}
+
+package extension CommittedRevision {
+    /// The frame telling watch `watchID` about every change of this revision, built from its
+    /// encoded record (``logRecord``) without encoding it again: protobuf lets the `watch_id`
+    /// field be written in front of the others, so each watcher costs a few header bytes and a
+    /// copy.
+    func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
+        typealias Writer = ProtobufFieldWriter
+        let logRecord = self.logRecord
+        let eventLength = 1 + Writer.varintSize(watchID) + logRecord.count
+        let frameLength = 1 + Writer.lengthDelimitedSize(eventLength)
+        var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
+        buffer.writeInteger(UInt32(frameLength))
+        buffer.writeProtobufFields(maximumBytes: 1 + 10 + 1 + 10) { writer in
+            writer.key(WireFields.ServerFrame.event, .lengthDelimited)
+            writer.varint(UInt64(eventLength))
+            writer.varintField(WireFields.WatchEvent.watchID, watchID)
+        }
+        buffer.writeBytes(logRecord)
+        return buffer
+    }
 }
