@@ -32,3 +32,5 @@ protoc \
   --swift_opt=FileNaming=DropPath \
   Protos/sharedstate/v1/sharedstate.proto
 echo "generated $(ls "$out")"
+# The tables that follow from the proto: the session's dispatch (and syncctl's commands).
+python3 scripts/generate-request-tables.py

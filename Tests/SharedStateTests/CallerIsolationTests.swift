@@ -45,6 +45,11 @@ import Testing
             return try await state.count(prefix: prefix)
         }
 
+        nonisolated(nonsending) func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result {
+            record(#isolation)
+            return try await state.perform(read)
+        }
+
         nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
             record(#isolation)
             return try await state.transaction(transaction)

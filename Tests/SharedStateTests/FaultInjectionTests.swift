@@ -153,6 +153,7 @@ struct RefusingBackend: SharedStateBackend {
     func delete(_ key: String, ifVersion: UInt64?) async throws(SharedStateError) -> UInt64 { throw error }
     func list(prefix: String, limit: Int?) async throws(SharedStateError) -> ListResult { throw error }
     func count(prefix: String) async throws(SharedStateError) -> CountResult { throw error }
+    func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result { throw error }
     func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult { throw error }
 
     func watch(prefixes: [String], fromRevision: UInt64?) -> WatchStream {

@@ -11,14 +11,8 @@ struct Syncctl: AsyncParsableCommand {
             Exit codes: 0 success, 1 usage or other error, 2 key not found, 3 conflict (a compare \
             failed), 4 cannot reach syncd, 5 permission denied.
             """,
-        subcommands: [
-            StatusCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self, ListCommand.self, CountCommand.self,
-            WatchCommand.self, HistoryCommand.self, ClientsCommand.self, MetricsCommand.self, TopCommand.self, InspectCommand.self,
-            CompactCommand.self,
-            BackupCommand.self,
-            RestoreCommand.self,
-            BenchCommand.self,
-        ]
+        // Every command file of this folder (Syncctl+Subcommands.swift, generated).
+        subcommands: subcommands
     )
 
     @OptionGroup var options: GlobalOptions

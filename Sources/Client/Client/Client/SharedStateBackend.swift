@@ -31,6 +31,10 @@ public protocol SharedStateBackend: Sendable {
     /// How many keys start with `prefix` (empty: every key), without their entries.
     nonisolated(nonsending) func count(prefix: String) async throws(SharedStateError) -> CountResult
 
+    /// Runs a read that has no requirement of its own (see ``SharedStateRead``), such as
+    /// ``exists(_:)``.
+    nonisolated(nonsending) func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result
+
     /// Applies `transaction` atomically, as one revision.
     nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult
 

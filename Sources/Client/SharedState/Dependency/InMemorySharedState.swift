@@ -136,6 +136,11 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    public func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result {
+        let limits = limits
+        return try state.withLock { state throws(SharedStateError) in try read.read(in: state.entries, at: state.revision, limits: limits) }
+    }
+
     public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try RequestRules.validateTransactionSize(
             transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,

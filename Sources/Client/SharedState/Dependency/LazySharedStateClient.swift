@@ -72,6 +72,10 @@ final class LazySharedStateClient: SharedStateBackend {
         try await client().count(prefix: prefix)
     }
 
+    nonisolated(nonsending) func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result {
+        try await client().perform(read)
+    }
+
     nonisolated(nonsending) func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try await client().transaction(transaction)
     }

@@ -6,8 +6,9 @@ import SyncEngine
 /// Each operation is the protocol's request message (sharedstate.proto) made a `ClientRequest`
 /// in a file of its own here, which does all of it: checks the request against the limits,
 /// authorizes it against the caller's permissions, runs it, and answers. A new operation is
-/// that file, its messages in the .proto, one line in ``ClientSession``'s dispatch, a client
-/// method and a `syncctl` command.
+/// its messages in the .proto, that file, the engine's part if it needs one, a client method and
+/// a `syncctl` command; the session's dispatch and syncctl's list of commands are generated
+/// (`scripts/generate-request-tables.py`, which `scripts/generate-protos.sh` runs).
 package protocol ClientRequest {
     /// Serves the request: answers it at once, queues it (writes), or returns the work to run
     /// off the event loop (``ClientSession/Step/suspend(_:)``).

@@ -204,27 +204,8 @@ package final class ClientSession {
 
     private func handle(_ request: Sharedstate_V1_Request) -> Step {
         serve(request.id) { call throws(SharedStateError) in
-            let operation: any ClientRequest
-            switch request.operation {
-            case .get(let get): operation = get
-            case .put(let put): operation = put
-            case .delete(let delete): operation = delete
-            case .transaction(let transaction): operation = transaction
-            case .list(let list): operation = list
-            case .count(let count): operation = count
-            case .watch(let watch): operation = watch
-            case .cancelWatch(let cancel): operation = cancel
-            case .status(let status): operation = status
-            case .history(let history): operation = history
-            case .clients(let clients): operation = clients
-            case .backup(let backup): operation = backup
-            case .transferRead(let read): operation = read
-            case .transferWrite(let write): operation = write
-            case .transferEnd(let end): operation = end
-            case .restore(let restore): operation = restore
-            case .compact(let compact): operation = compact
-            case .metrics(let metrics): operation = metrics
-            case nil:
+            // Each operation's message serves it (ClientSession+Dispatch.swift, generated).
+            guard let operation = request.operation?.clientRequest else {
                 throw SharedStateError(.invalidArgument, "request \(call.id) names no operation")
             }
             return try operation.serve(in: self, as: call)
