@@ -79,6 +79,13 @@ import Testing
             return "\(list.entries.map(describe)) @\(list.revision) truncated \(list.isTruncated)"
         }
         await record("bad limit") { try await "\(backend.list(prefix: "a/", limit: 0))" }
+        await record("exists") {
+            let found = try await backend.exists(["a/1", "a/2", "a/none", "b/1"])
+            return "\(found.versions.sorted { $0.key < $1.key }) @\(found.revision)"
+        }
+        await record("exists of nothing") { try await "\(backend.exists([]))" }
+        await record("exists bad key") { try await "\(backend.exists(["a//b"]))" }
+        await record("exists too many") { try await "\(backend.exists((0...128).map { "k/\($0)" }))" }
 
         // Progress notices depend on timing: firstBatches leaves them out.
         for batch in try await firstBatches(5, of: watch) {

@@ -12,6 +12,7 @@ extension Syncctl {
         CompactCommand.self,
         CountCommand.self,
         DeleteCommand.self,
+        ExistsCommand.self,
         GetCommand.self,
         HistoryCommand.self,
         InspectCommand.self,

@@ -550,6 +550,14 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     set {operation = .count(newValue)}
   }
 
+  public var exists: Sharedstate_V1_ExistsRequest {
+    get {
+      if case .exists(let v)? = operation {return v}
+      return Sharedstate_V1_ExistsRequest()
+    }
+    set {operation = .exists(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Operation: Equatable, Sendable {
@@ -571,6 +579,7 @@ public nonisolated struct Sharedstate_V1_Request: Sendable {
     case restore(Sharedstate_V1_RestoreRequest)
     case metrics(Sharedstate_V1_MetricsRequest)
     case count(Sharedstate_V1_CountRequest)
+    case exists(Sharedstate_V1_ExistsRequest)
 
   }
 
@@ -738,6 +747,14 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     set {result = .count(newValue)}
   }
 
+  public var exists: Sharedstate_V1_ExistsResponse {
+    get {
+      if case .exists(let v)? = result {return v}
+      return Sharedstate_V1_ExistsResponse()
+    }
+    set {result = .exists(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Result: Equatable, Sendable {
@@ -760,6 +777,7 @@ public nonisolated struct Sharedstate_V1_Response: Sendable {
     case restore(Sharedstate_V1_RestoreResponse)
     case metrics(Sharedstate_V1_MetricsResponse)
     case count(Sharedstate_V1_CountResponse)
+    case exists(Sharedstate_V1_ExistsResponse)
 
   }
 
@@ -997,6 +1015,37 @@ public nonisolated struct Sharedstate_V1_CountResponse: Sendable {
   public var count: UInt64 = 0
 
   /// The revision the keys were counted at.
+  public var revision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Which of some keys exist, with their versions, at one revision: a presence check that carries
+/// no values. The caller must be allowed to read every key it names.
+public nonisolated struct Sharedstate_V1_ExistsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most as many keys as a transaction may hold operations (128 by default).
+  public var keys: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Sharedstate_V1_ExistsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// For each key asked, in the order asked: its version, or 0 when it does not exist.
+  public var versions: [UInt64] = []
+
+  /// The revision the keys were looked up at.
   public var revision: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2018,7 +2067,7 @@ nonisolated extension Sharedstate_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0\u{1}exists\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2261,6 +2310,19 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
           self.operation = .count(v)
         }
       }()
+      case 20: try {
+        var v: Sharedstate_V1_ExistsRequest?
+        var hadOneofValue = false
+        if let current = self.operation {
+          hadOneofValue = true
+          if case .exists(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.operation = .exists(v)
+        }
+      }()
       default: break
       }
     }
@@ -2347,6 +2409,10 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
       guard case .count(let v)? = self.operation else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
     }()
+    case .exists?: try {
+      guard case .exists(let v)? = self.operation else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2362,7 +2428,7 @@ nonisolated extension Sharedstate_V1_Request: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Response"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}error\0\u{1}get\0\u{1}put\0\u{1}delete\0\u{1}list\0\u{1}transaction\0\u{1}watch\0\u{3}cancel_watch\0\u{1}status\0\u{1}compact\0\u{1}history\0\u{1}clients\0\u{1}backup\0\u{3}transfer_read\0\u{3}transfer_write\0\u{3}transfer_end\0\u{1}restore\0\u{1}metrics\0\u{1}count\0\u{1}exists\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2618,6 +2684,19 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
           self.result = .count(v)
         }
       }()
+      case 21: try {
+        var v: Sharedstate_V1_ExistsResponse?
+        var hadOneofValue = false
+        if let current = self.result {
+          hadOneofValue = true
+          if case .exists(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.result = .exists(v)
+        }
+      }()
       default: break
       }
     }
@@ -2707,6 +2786,10 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
     case .count?: try {
       guard case .count(let v)? = self.result else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .exists?: try {
+      guard case .exists(let v)? = self.result else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
     }()
     case nil: break
     }
@@ -3187,6 +3270,71 @@ nonisolated extension Sharedstate_V1_CountResponse: SwiftProtobuf.Message, Swift
 
   public static func ==(lhs: Sharedstate_V1_CountResponse, rhs: Sharedstate_V1_CountResponse) -> Bool {
     if lhs.count != rhs.count {return false}
+    if lhs.revision != rhs.revision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ExistsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ExistsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}keys\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.keys) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.keys.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.keys, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ExistsRequest, rhs: Sharedstate_V1_ExistsRequest) -> Bool {
+    if lhs.keys != rhs.keys {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ExistsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ExistsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}versions\0\u{1}revision\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt64Field(value: &self.versions) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.versions.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.versions, fieldNumber: 1)
+    }
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ExistsResponse, rhs: Sharedstate_V1_ExistsResponse) -> Bool {
+    if lhs.versions != rhs.versions {return false}
     if lhs.revision != rhs.revision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

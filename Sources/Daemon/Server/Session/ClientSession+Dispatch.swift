@@ -25,6 +25,7 @@ extension Sharedstate_V1_Request.OneOf_Operation {
         case .restore(let request): request
         case .metrics(let request): request
         case .count(let request): request
+        case .exists(let request): request
         }
     }
 }

@@ -184,6 +184,20 @@ class Error(_message.Message):
     message: str
     def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
+class ExistsRequest(_message.Message):
+    __slots__ = ["keys"]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ExistsResponse(_message.Message):
+    __slots__ = ["revision", "versions"]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    revision: int
+    versions: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, versions: _Optional[_Iterable[int]] = ..., revision: _Optional[int] = ...) -> None: ...
+
 class GetRequest(_message.Message):
     __slots__ = ["consistent", "key"]
     CONSISTENT_FIELD_NUMBER: _ClassVar[int]
@@ -301,13 +315,14 @@ class PutResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ..., version: _Optional[int] = ...) -> None: ...
 
 class Request(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "exists", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
     COMPACT_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     DELETE_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -327,6 +342,7 @@ class Request(_message.Message):
     compact: CompactRequest
     count: CountRequest
     delete: DeleteRequest
+    exists: ExistsRequest
     get: GetRequest
     history: HistoryRequest
     id: int
@@ -340,10 +356,10 @@ class Request(_message.Message):
     transfer_read: TransferReadRequest
     transfer_write: TransferWriteRequest
     watch: WatchRequest
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ..., metrics: _Optional[_Union[MetricsRequest, _Mapping]] = ..., count: _Optional[_Union[CountRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., list: _Optional[_Union[ListRequest, _Mapping]] = ..., transaction: _Optional[_Union[TransactionRequest, _Mapping]] = ..., watch: _Optional[_Union[WatchRequest, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchRequest, _Mapping]] = ..., status: _Optional[_Union[StatusRequest, _Mapping]] = ..., compact: _Optional[_Union[CompactRequest, _Mapping]] = ..., history: _Optional[_Union[HistoryRequest, _Mapping]] = ..., clients: _Optional[_Union[ClientsRequest, _Mapping]] = ..., backup: _Optional[_Union[BackupRequest, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadRequest, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteRequest, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndRequest, _Mapping]] = ..., restore: _Optional[_Union[RestoreRequest, _Mapping]] = ..., metrics: _Optional[_Union[MetricsRequest, _Mapping]] = ..., count: _Optional[_Union[CountRequest, _Mapping]] = ..., exists: _Optional[_Union[ExistsRequest, _Mapping]] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "error", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
+    __slots__ = ["backup", "cancel_watch", "clients", "compact", "count", "delete", "error", "exists", "get", "history", "id", "list", "metrics", "put", "restore", "status", "transaction", "transfer_end", "transfer_read", "transfer_write", "watch"]
     BACKUP_FIELD_NUMBER: _ClassVar[int]
     CANCEL_WATCH_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
@@ -351,6 +367,7 @@ class Response(_message.Message):
     COUNT_FIELD_NUMBER: _ClassVar[int]
     DELETE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -371,6 +388,7 @@ class Response(_message.Message):
     count: CountResponse
     delete: DeleteResponse
     error: Error
+    exists: ExistsResponse
     get: GetResponse
     history: HistoryResponse
     id: int
@@ -384,7 +402,7 @@ class Response(_message.Message):
     transfer_read: TransferReadResponse
     transfer_write: TransferWriteResponse
     watch: WatchResponse
-    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ..., metrics: _Optional[_Union[MetricsResponse, _Mapping]] = ..., count: _Optional[_Union[CountResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., put: _Optional[_Union[PutResponse, _Mapping]] = ..., delete: _Optional[_Union[DeleteResponse, _Mapping]] = ..., list: _Optional[_Union[ListResponse, _Mapping]] = ..., transaction: _Optional[_Union[TransactionResponse, _Mapping]] = ..., watch: _Optional[_Union[WatchResponse, _Mapping]] = ..., cancel_watch: _Optional[_Union[CancelWatchResponse, _Mapping]] = ..., status: _Optional[_Union[StatusResponse, _Mapping]] = ..., compact: _Optional[_Union[CompactResponse, _Mapping]] = ..., history: _Optional[_Union[HistoryResponse, _Mapping]] = ..., clients: _Optional[_Union[ClientsResponse, _Mapping]] = ..., backup: _Optional[_Union[BackupResponse, _Mapping]] = ..., transfer_read: _Optional[_Union[TransferReadResponse, _Mapping]] = ..., transfer_write: _Optional[_Union[TransferWriteResponse, _Mapping]] = ..., transfer_end: _Optional[_Union[TransferEndResponse, _Mapping]] = ..., restore: _Optional[_Union[RestoreResponse, _Mapping]] = ..., metrics: _Optional[_Union[MetricsResponse, _Mapping]] = ..., count: _Optional[_Union[CountResponse, _Mapping]] = ..., exists: _Optional[_Union[ExistsResponse, _Mapping]] = ...) -> None: ...
 
 class RestoreRequest(_message.Message):
     __slots__ = ["transfer_id"]
