@@ -18,8 +18,10 @@ import Synchronization
 /// concept each: `+Writes` (submission, publication, what a backend reports), `+GroupCommit` (the
 /// writer for a store whose revisions syncd decides), `+Planning` (a group of writes against the
 /// published entries), `+Sessions` (ephemeral keys), `+Watches` (start, catch-up, resync,
-/// progress), `+ChangeLog` (history, backup, compaction, retention), `+Restore` (a backup made the
-/// state, narrowed off the writer) and `+Service` (its place in the daemon's service group).
+/// progress, a new access policy), `+Count` and `+Exists` (reads of many keys at once),
+/// `+ChangeLog` (history, backup, compaction, retention), `+Restore` (a backup made the state,
+/// narrowed off the writer) and `+Service` (its place in the daemon's service group). What the
+/// engine sends leaves as values, through `Delivery/` (``DeliveryOrder``).
 package final class StateEngine: Sendable {
     /// Tunables of the engine.
     package struct Configuration: Sendable {
