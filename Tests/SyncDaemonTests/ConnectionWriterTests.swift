@@ -1,5 +1,7 @@
+import Foundation
 import NIOCore
 import NIOEmbedded
+import SharedStateWire
 import Synchronization
 import Testing
 
@@ -35,6 +37,53 @@ import Testing
         let (got, want) = (Self.joined(written), Self.joined(expected))
         #expect(got.count == want.count)
         #expect(got == want)
+    }
+
+    /// The engine's messages, framed by the round's shared frames, reach the socket byte for
+    /// byte as the frames the sink makes for any other receiver, in order: whole revisions
+    /// shared, other messages, large output paced, frames prepared ahead of time first.
+    @Test func messagesFramedByTheRoundAreTheFramesTheSinkMakes() throws {
+        let revisions = [
+            CommittedRevision(
+                revision: 7, changes: [.put(Entry(key: "a/1", value: Data("1".utf8), version: 1, createRevision: 7, modRevision: 7))]),
+            CommittedRevision(
+                revision: 8,
+                changes: [
+                    .put(
+                        Entry(
+                            key: "a/2", value: Data("[\(String(repeating: "1,", count: 9_000))1]".utf8), version: 2, createRevision: 3,
+                            modRevision: 8)),
+                    .delete("a/3", revision: 8),
+                ]),
+        ]
+        let rounds: [(prepared: [ByteBuffer], messages: [(watchID: UInt64, message: WatchMessage)])] = [
+            (
+                [],
+                [
+                    (1, .changes(revision: 0, selected: nil, withPrevious: false)),
+                    (300, .changes(revision: 1, selected: nil, withPrevious: false)),
+                ]
+            ),
+            ([Self.bytes(3, fill: 9)], [(2, .started(revision: 6)), (2, .changes(revision: 0, selected: nil, withPrevious: false))]),
+            ([], [(3, .changes(revision: 1, selected: [1], withPrevious: false)), (4, .progress(revision: 8))]),
+            ([], Array(repeating: (5, .changes(revision: 1, selected: nil, withPrevious: false)), count: 20)),
+        ]
+        for (prepared, messages) in rounds {
+            let channel = EmbeddedChannel()
+            let writer = ConnectionWriter(channel: channel, watermarks: .init(low: 1 << 29, high: 1 << 30))
+            let frames = RoundFrames(revisions: revisions)
+            for (watchID, message) in messages {
+                if case .changes(let index, nil, false) = message { frames.makeWhole(index, watchID: watchID) }
+            }
+            var batch = DeliveryBatch()
+            writer.send(messages, framedBy: frames, after: prepared, in: &batch)
+            batch.dispatch()
+            channel.embeddedEventLoop.run()
+            let expected = prepared + messages.map { WatchFrames.frame(of: $0.message, watchID: $0.watchID, revisions: revisions) }
+            let (got, want) = (Self.joined(try Self.drain(channel)), Self.joined(expected))
+            #expect(got.count == want.count)
+            #expect(got == want)
+        }
     }
 
     @Test func theWriterTellsItsHandlerWhenAnswersGoOutAndWhenNoneIsOwedAnyMore() throws {

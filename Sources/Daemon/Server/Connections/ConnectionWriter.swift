@@ -144,6 +144,25 @@ package final class ConnectionWriter: FrameReceiver {
         batch.add(on: channel.eventLoop, mayGoFirst: isFirst, countedWrite(frames))
     }
 
+    /// Queues the engine's messages for the peer, after frames made for them ahead of time,
+    /// joining `batch`; their frames are `frames`' (shared with the round's other connections),
+    /// taken on the loop.
+    func send(
+        _ messages: [(watchID: UInt64, message: WatchMessage)], framedBy frames: RoundFrames, after prepared: [ByteBuffer],
+        in batch: inout DeliveryBatch
+    ) {
+        let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
+        batch.add(on: channel.eventLoop, mayGoFirst: isFirst) { [self] in
+            if prepared.isEmpty {
+                emit(messages, framedBy: frames)
+            } else {
+                emit(prepared + messages.map { frames.frame(of: $0.message, watchID: $0.watchID) })
+            }
+            flush()
+            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+        }
+    }
+
     package func receive(_ answers: DeliveryRound.AnswerList, in batch: inout DeliveryBatch) {
         let isFirst = inFlight.add(1, ordering: .acquiringAndReleasing).oldValue == 0
         switch answers {
@@ -308,6 +327,24 @@ package final class ConnectionWriter: FrameReceiver {
         } else {
             flush()
             pace(frames.map { ($0, nil) })
+        }
+    }
+
+    /// Adds the frames of `messages` to what ``flush()`` writes out, as ``emit(_:)-([ByteBuffer])``
+    /// does, taking each from `frames` without a list of them when all are whole revisions'.
+    private func emit(_ messages: [(watchID: UInt64, message: WatchMessage)], framedBy frames: RoundFrames) {
+        var bytes = 0
+        for (watchID, message) in messages {
+            guard case .changes(let index, nil, false) = message, let frame = frames.wholeFrame(index, watchID: watchID) else {
+                return emit(messages.map { frames.frame(of: $0.message, watchID: $0.watchID) })
+            }
+            bytes += frame.readableBytes
+        }
+        guard paced.value.isEmpty && bytes <= Self.pieceBytes else {
+            return emit(messages.map { frames.frame(of: $0.message, watchID: $0.watchID) })
+        }
+        for (watchID, message) in messages {
+            if case .changes(let index, nil, false) = message, let frame = frames.wholeFrame(index, watchID: watchID) { emit(frame) }
         }
     }
 

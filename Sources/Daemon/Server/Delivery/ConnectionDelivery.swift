@@ -28,37 +28,21 @@ package struct ConnectionDelivery: DeliverySink {
 
     package func deliver(_ round: DeliveryRound) -> (@Sendable () -> Void)? {
         var batch = DeliveryBatch()
-        // Watches that take a whole revision under the same id get the same bytes: clients number
-        // their watches from 1, so most subscribers share a frame rather than each copying one.
-        // Each revision's first such frame is found by its index, any other by a search.
-        var wholeFrames: [(watchID: UInt64, frame: ByteBuffer)?] = []
-        var otherWholeFrames: [(revision: Int, watchID: UInt64, frame: ByteBuffer)] = []
+        let frames = RoundFrames(revisions: round.revisions)
         for outbox in round.outboxes {
-            var frames = (outbox.prepared as? PreparedFrames)?.frames ?? []
-            frames.reserveCapacity(frames.count + outbox.messages.count)
             for (watchID, message) in outbox.messages {
-                guard case .changes(let index, nil, false) = message else {
-                    frames.append(WatchFrames.frame(of: message, watchID: watchID, revisions: round.revisions))
-                    continue
-                }
-                if wholeFrames.isEmpty { wholeFrames = Array(repeating: nil, count: round.revisions.count) }
-                if let first = wholeFrames[index], first.watchID == watchID {
-                    frames.append(first.frame)
-                } else if let made = otherWholeFrames.first(where: { $0.revision == index && $0.watchID == watchID }) {
-                    frames.append(made.frame)
-                } else {
-                    let frame = round.revisions[index].frame(forWatch: watchID, allocator: WatchFrames.allocator)
-                    if wholeFrames[index] == nil {
-                        wholeFrames[index] = (watchID, frame)
-                    } else {
-                        otherWholeFrames.append((index, watchID, frame))
-                    }
-                    frames.append(frame)
-                }
+                if case .changes(let index, nil, false) = message { frames.makeWhole(index, watchID: watchID) }
             }
-            let receiver = Self.receiver(outbox.subscriber)
-            receiver.send(frames, in: &batch)
-            if round.isLive { receiver.countDelivered(frames.count) }
+            let prepared = (outbox.prepared as? PreparedFrames)?.frames ?? []
+            if let writer = outbox.subscriber as? ConnectionWriter {
+                // syncd's own takes the messages with the round's frames, without a list of its own.
+                writer.send(outbox.messages, framedBy: frames, after: prepared, in: &batch)
+                if round.isLive { writer.countDelivered(outbox.messages.count) }
+                continue
+            }
+            let receiver = outbox.subscriber as! any FrameReceiver
+            receiver.send(prepared + outbox.messages.map { frames.frame(of: $0.message, watchID: $0.watchID) }, in: &batch)
+            if round.isLive { receiver.countDelivered(outbox.messages.count) }
         }
         if let afterWriting = round.afterWriting { batch.addToEveryLoop(afterWriting) }
         if let first = round.firstAnswers {
@@ -74,13 +58,7 @@ package struct ConnectionDelivery: DeliverySink {
         PreparedFrames(frames: messages.map { WatchFrames.frame(of: $0.message, watchID: $0.watchID, revisions: revisions) })
     }
 
-    /// The connection behind a subscriber or target: syncd's own first, without a search for
-    /// the conformance.
-    private static func receiver(_ subscriber: any WatchSubscriber) -> any FrameReceiver {
-        if let writer = subscriber as? ConnectionWriter { return writer }
-        return subscriber as! any FrameReceiver
-    }
-
+    /// The connection behind a target: syncd's own first, without a search for the conformance.
     private static func receiver(_ target: any WriteAnswerTarget) -> any FrameReceiver {
         if let writer = target as? ConnectionWriter { return writer }
         return target as! any FrameReceiver
@@ -90,4 +68,44 @@ package struct ConnectionDelivery: DeliverySink {
 /// Frames made ahead of time (``ConnectionDelivery/prepare(_:revisions:)``).
 struct PreparedFrames: PreparedOutput {
     let frames: [ByteBuffer]
+}
+
+/// The frames of one round's whole revisions, made once by the sink and shared by every
+/// connection whose watch takes one under the same id: clients number their watches from 1, so
+/// most connections share a frame rather than each copying one. Filled before the round's
+/// batch is dispatched, only read after (hence `@unchecked Sendable`).
+final class RoundFrames: @unchecked Sendable {
+    let revisions: [CommittedRevision]
+    /// Each revision's first whole frame, by the revision's index; any other in ``others``.
+    private var whole: [(watchID: UInt64, frame: ByteBuffer)?] = []
+    private var others: [(revision: Int, watchID: UInt64, frame: ByteBuffer)] = []
+
+    init(revisions: [CommittedRevision]) {
+        self.revisions = revisions
+    }
+
+    /// Makes the frame of all of revision `index`'s changes for watch `watchID`, unless made.
+    func makeWhole(_ index: Int, watchID: UInt64) {
+        if whole.isEmpty { whole = Array(repeating: nil, count: revisions.count) }
+        if let first = whole[index] {
+            guard first.watchID != watchID, !others.contains(where: { $0.revision == index && $0.watchID == watchID }) else { return }
+            others.append((index, watchID, revisions[index].frame(forWatch: watchID, allocator: WatchFrames.allocator)))
+        } else {
+            whole[index] = (watchID, revisions[index].frame(forWatch: watchID, allocator: WatchFrames.allocator))
+        }
+    }
+
+    /// The frame made for a whole revision, if ``makeWhole(_:watchID:)`` made it.
+    func wholeFrame(_ index: Int, watchID: UInt64) -> ByteBuffer? {
+        guard index < whole.count else { return nil }
+        if let first = whole[index], first.watchID == watchID { return first.frame }
+        return others.first(where: { $0.revision == index && $0.watchID == watchID })?.frame
+    }
+
+    /// The frame of `message` for watch `watchID`: a whole revision's shared one, any other made
+    /// now.
+    func frame(of message: WatchMessage, watchID: UInt64) -> ByteBuffer {
+        if case .changes(let index, nil, false) = message, let made = wholeFrame(index, watchID: watchID) { return made }
+        return WatchFrames.frame(of: message, watchID: watchID, revisions: revisions)
+    }
 }
