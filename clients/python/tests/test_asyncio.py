@@ -33,6 +33,7 @@ def test_operations(daemon: Daemon) -> None:
                 await client.put("a/x", 2, if_version=0)
             assert [entry.key for entry in (await client.list("a/")).entries] == ["a/x"]
             assert (await client.count("a/")).count == 1
+            assert "a/x" in await client.exists(["a/x", "a/none"])
             result = await client.transaction([Compare.version_is("a/x", 1)], [Put("a/y", 2)])
             assert result.succeeded and result.revision == first.revision + 1
             assert await client.delete("a/y") == result.revision + 1

@@ -41,6 +41,13 @@ def test_put_get_delete_and_list(client: sharedstate.Client) -> None:
     assert client.count("door/") == sharedstate.CountResult(2, client.status().revision)
     assert client.count("door").count == 3 and client.count().count == 3
     assert client.count("nothing/").count == 0
+    # Which keys exist, with their versions, at one revision, without their values.
+    found = client.exists(["door/lock", "nothing/here", "doors"])
+    assert found == sharedstate.ExistsResult({"door/lock": 1, "doors": 1}, client.status().revision)
+    assert "door/lock" in found and "nothing/here" not in found
+    assert client.exists([]).versions == {}
+    with pytest.raises(sharedstate.InvalidArgument):
+        client.exists(["a//b"])
 
     revision = client.delete("door/lock")
     assert revision == client.status().revision

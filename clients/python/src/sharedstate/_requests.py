@@ -10,13 +10,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._generated import sharedstate_pb2 as pb
-from .errors import InvalidArgument, TooLarge
+from .errors import InternalError, InvalidArgument, TooLarge
 from .types import (
     Change,
     ChangeOrigin,
     ClientInfo,
     Compare,
     CountResult,
+    ExistsResult,
     Delete,
     Entry,
     History,
@@ -176,6 +177,16 @@ def count_request(prefix: str, limits: Limits) -> pb.ClientFrame:
     return frame
 
 
+def exists_request(keys: Sequence[str], limits: Limits) -> pb.ClientFrame:
+    for key in keys:
+        check_key(key, limits)
+    frame = pb.ClientFrame()
+    # SetInParent: a request for no keys is still an exists request.
+    frame.request.exists.SetInParent()
+    frame.request.exists.keys.extend(keys)
+    return frame
+
+
 def transaction_request(
     compares: Sequence[Compare],
     on_success: Sequence[Operation],
@@ -277,6 +288,12 @@ def list_result_of(response: pb.ListResponse) -> ListResult:
 
 def count_result_of(response: pb.CountResponse) -> CountResult:
     return CountResult(response.count, response.revision)
+
+
+def exists_result_of(keys: Sequence[str], response: pb.ExistsResponse) -> ExistsResult:
+    if len(response.versions) != len(keys):
+        raise InternalError(f"syncd answered {len(response.versions)} versions for {len(keys)} keys")
+    return ExistsResult({key: version for key, version in zip(keys, response.versions) if version}, response.revision)
 
 
 def transaction_result_of(response: pb.TransactionResponse) -> TransactionResult:

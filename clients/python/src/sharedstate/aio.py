@@ -37,6 +37,7 @@ from .types import (
     Compare,
     ConnectionState,
     CountResult,
+    ExistsResult,
     Entry,
     History,
     Limits,
@@ -258,6 +259,14 @@ class AsyncClient:
         in key order, all read at one revision."""
         limits = self._core.configuration.limits
         return requests.list_result_of(await self._core.call(requests.list_request(prefix, limit, limits), "list"))
+
+    async def exists(self, keys: Iterable[str]) -> ExistsResult:
+        """Which of ``keys`` exist, with their versions, all at one revision, without their values:
+        who is online, whether a setting was ever written. ``"key" in result`` says whether it
+        exists; :class:`~sharedstate.PermissionDenied` when this client may not read one of them."""
+        keys = list(keys)
+        limits = self._core.configuration.limits
+        return requests.exists_result_of(keys, await self._core.call(requests.exists_request(keys, limits), "exists"))
 
     async def count(self, prefix: str = "") -> CountResult:
         """How many keys start with ``prefix`` (empty: every key), of those this client may read,

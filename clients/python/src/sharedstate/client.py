@@ -33,6 +33,7 @@ from .types import (
     Compare,
     ConnectionState,
     CountResult,
+    ExistsResult,
     Entry,
     History,
     Limits,
@@ -230,6 +231,14 @@ class Client:
         in key order, all read at one revision."""
         limits = self._core.configuration.limits
         return requests.list_result_of(self._core.call_blocking(requests.list_request(prefix, limit, limits), "list"))
+
+    def exists(self, keys: Iterable[str]) -> ExistsResult:
+        """Which of ``keys`` exist, with their versions, all at one revision, without their values:
+        who is online, whether a setting was ever written. ``"key" in result`` says whether it
+        exists; :class:`~sharedstate.PermissionDenied` when this client may not read one of them."""
+        keys = list(keys)
+        limits = self._core.configuration.limits
+        return requests.exists_result_of(keys, self._core.call_blocking(requests.exists_request(keys, limits), "exists"))
 
     def count(self, prefix: str = "") -> CountResult:
         """How many keys start with ``prefix`` (empty: every key), of those this client may read,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union, overload
 
 from ._generated import sharedstate_pb2 as pb
@@ -320,6 +320,17 @@ class CountResult(NamedTuple):
 
     count: int
     revision: int
+
+
+class ExistsResult(NamedTuple):
+    """Which of some keys exist, with their versions, all at one revision; no values."""
+
+    #: The version of each key asked that exists; a key that does not is absent.
+    versions: Mapping[str, int]
+    revision: int
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.versions
 
 
 class TransactionResult(NamedTuple):
