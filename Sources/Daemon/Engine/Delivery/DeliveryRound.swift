@@ -25,13 +25,6 @@ package struct DeliveryRound: Sendable {
     package enum AnswerList: Sendable {
         case one(WriteAnswer)
         case many([WriteAnswer])
-
-        package var count: Int {
-            switch self {
-            case .one: 1
-            case .many(let answers): answers.count
-            }
-        }
     }
 
     /// The revisions that ``WatchMessage/changes(revision:selected:withPrevious:)`` names.
@@ -72,7 +65,4 @@ package struct DeliveryRound: Sendable {
     mutating func add(_ answers: Answers) {
         if firstAnswers == nil { firstAnswers = answers } else { otherAnswers.append(answers) }
     }
-
-    /// The number of messages it holds.
-    package var messageCount: Int { outboxes.reduce(0) { $0 + $1.messages.count } }
 }
