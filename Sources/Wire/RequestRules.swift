@@ -39,6 +39,16 @@ package enum RequestRules {
     }
 
     /// A watch names at most `maxWatchPrefixes` prefixes.
+    /// The keys of an `exists`: at most as many as a transaction may hold operations, each a
+    /// valid key.
+    package static func validateExistsKeys(_ keys: [String], limits: Limits) throws(SharedStateError) {
+        guard keys.count <= limits.maxTransactionOperations else {
+            throw SharedStateError(
+                .invalidArgument, "exists names \(keys.count) keys, more than the \(limits.maxTransactionOperations) a request may")
+        }
+        for key in keys { try KeyRules.validateKey(key, limits: limits) }
+    }
+
     package static func validateWatchPrefixCount(_ count: Int, limits: Limits) throws(SharedStateError) {
         if count > limits.maxWatchPrefixes {
             throw SharedStateError(.tooLarge, "watch names \(count) prefixes; the limit is \(limits.maxWatchPrefixes)")

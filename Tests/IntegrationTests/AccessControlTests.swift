@@ -35,6 +35,19 @@ import Testing
     }
 
     /// Runs syncctl as `uid` (group nogroup, no other groups).
+    /// `syncctl watch PREFIX` run as the user nobody (65534), in the background.
+    private func watchAsNobody(_ prefix: String, scratch: Scratch, name: String) async throws -> ChildProcess {
+        try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
+                "watch", prefix,
+            ],
+            scratch: scratch,
+            name: name
+        )
+    }
+
     private func syncctl(as uid: Int, _ arguments: [String], scratch: Scratch) async throws -> SyncctlResult {
         let child = try ChildProcess(
             "/usr/bin/setpriv",
@@ -181,15 +194,7 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: Self.policy)
         _ = try await IntegrationTests.syncctl(["put", "public/a", "1"], scratch: scratch)
-        let watch = try ChildProcess(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
-                "watch", "public/",
-            ],
-            scratch: scratch,
-            name: "watch-revoked"
-        )
+        let watch = try await watchAsNobody("public/", scratch: scratch, name: "watch-revoked")
         try await waitForWatches(1, scratch: scratch)
         // The grant on public/ goes: the watch ends with permission denied, not in silence.
         try #"{"grants":[{"prefix":"team/","users":[1234],"read":true}]}"#.write(
@@ -209,15 +214,7 @@ import Testing
     @Test func aNewPolicyNarrowsTheWatchesItStillLetsRead() async throws {
         let scratch = try Scratch()
         let daemon = try await daemon(scratch, policy: Self.policy)
-        let watch = try ChildProcess(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
-                "watch", "public/",
-            ],
-            scratch: scratch,
-            name: "watch-narrowed"
-        )
+        let watch = try await watchAsNobody("public/", scratch: scratch, name: "watch-narrowed")
         try await waitForWatches(1, scratch: scratch)
         _ = try await IntegrationTests.syncctl(["put", "public/before", "1"], scratch: scratch)
         try await eventually("the change before the reload") { watch.stdout.contains("public/before") }

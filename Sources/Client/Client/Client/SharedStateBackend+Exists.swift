@@ -25,7 +25,8 @@ public struct ExistsRead: SharedStateRead {
         self.keys = keys
     }
 
-    /// syncd checks the keys (as ``read(in:at:limits:)`` does, under its own limits).
+    /// syncd checks the keys (`RequestRules.validateExistsKeys`, as ``read(in:at:limits:)`` does
+    /// under its own limits).
     public nonisolated(nonsending) func read(through client: SharedStateClient) async throws(SharedStateError) -> ExistsResult {
         let result = try await client.call(.exists(.with { $0.keys = keys }))
         guard case .exists(let answer) = result else { throw client.unexpected(result) }
@@ -38,19 +39,10 @@ public struct ExistsRead: SharedStateRead {
     }
 
     public func read(in entries: [String: Entry], at revision: UInt64, limits: Limits) throws(SharedStateError) -> ExistsResult {
-        try Self.validate(keys, limits: limits)
+        try RequestRules.validateExistsKeys(keys, limits: limits)
         var versions: [String: UInt64] = [:]
         for key in keys { if let entry = entries[key] { versions[key] = entry.version } }
         return ExistsResult(versions: versions, revision: revision)
-    }
-
-    /// The checks syncd makes: at most a transaction's number of keys, each a valid key.
-    private static func validate(_ keys: [String], limits: Limits) throws(SharedStateError) {
-        guard keys.count <= limits.maxTransactionOperations else {
-            throw SharedStateError(
-                .invalidArgument, "exists names \(keys.count) keys, more than the \(limits.maxTransactionOperations) a request may")
-        }
-        for key in keys { try KeyRules.validateKey(key, limits: limits) }
     }
 }
 

@@ -46,6 +46,12 @@ package struct AccessPolicy: Sendable {
     }
 
     /// What `principal` may do.
+    /// The permissions of `principal`; of a connection whose user the kernel did not name (nil),
+    /// nothing.
+    func permissions(for principal: Principal?) -> Permissions {
+        principal.map { permissions(for: $0) } ?? .nothing
+    }
+
     func permissions(for principal: Principal) -> Permissions {
         if administrators.contains(principal.uid) { return .unrestricted }
         let applicable = grants.filter { $0.applies(to: principal) }

@@ -18,7 +18,7 @@ package final class PermissionCache: Sendable {
     var current: Permissions {
         let (policy, generation) = settings.policyAndGeneration
         if let cached = cached.withLock({ $0 }), cached.generation == generation { return cached.permissions }
-        let permissions = principal.map { policy.permissions(for: $0) } ?? .nothing
+        let permissions = policy.permissions(for: principal)
         cached.withLock { $0 = (generation, permissions) }
         return permissions
     }

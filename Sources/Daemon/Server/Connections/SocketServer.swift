@@ -89,7 +89,7 @@ package final class SocketServer: Service {
         let policy = configuration.settings.policy
         var ended = 0
         for record in connections.records {
-            let permissions = record.principal.map { policy.permissions(for: $0) } ?? .nothing
+            let permissions = policy.permissions(for: record.principal)
             ended += engine.restrictWatches(of: record.writer, to: permissions.readFilter, who: record.who)
         }
         return ended
