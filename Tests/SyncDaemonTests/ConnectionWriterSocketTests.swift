@@ -48,15 +48,15 @@ import Testing
         writer.send(frames([1 << 20]))
         writer.send(frames([7, 9]))
         writer.send(frames(Array(repeating: 100, count: 300)))
-        writer.send(frames([ConnectionWriter.pieceBytes + 5]))
+        writer.send(frames([OutboundState.pieceBytes + 5]))
         try await channel.eventLoop.submit {}.get()
-        #expect(await writer.queuedBytes > 64 * 1024)
+        #expect(await writer.report.queuedBytes > 64 * 1024)
         #expect(!channel.isWritable)
 
         // It drains: then small frames go out directly again.
         received += try pair.receive(count: expected.count - received.count)
-        for _ in 0..<1000 where await writer.queuedBytes > 0 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(await writer.queuedBytes == 0)
+        for _ in 0..<1000 where await writer.report.queuedBytes > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await writer.report.queuedBytes == 0)
         #expect(channel.isWritable)
         writer.send(frames([11, 12]))
         let last = frames([13])[0]
@@ -72,7 +72,7 @@ import Testing
         // room again and again while the channel still holds bytes, and nothing may overtake them.
         expected = []
         let rounds = (0..<400).map { round in
-            let size = round % 50 == 49 ? ConnectionWriter.pieceBytes + round : (round * 7919) % 3000 + 1
+            let size = round % 50 == 49 ? OutboundState.pieceBytes + round : (round * 7919) % 3000 + 1
             return (sent: frames([size, round % 40 + 1]), response: frames([round % 300 + 1])[0])
         }
         let total = expected.count

@@ -17,7 +17,7 @@ import Testing
 /// Expectations read the writer and the channel into locals first: describing them (as a failed
 /// expectation does) describes an embedded channel's pipeline, which traps in NIO.
 @Suite struct ConnectionWriterTests {
-    private let piece = ConnectionWriter.pieceBytes
+    private let piece = OutboundState.pieceBytes
 
     @Test func largeOutputGoesOutInPiecesAndWhatFollowsItKeepsItsPlace() throws {
         let channel = EmbeddedChannel()
@@ -76,7 +76,7 @@ import Testing
                 if case .changes(let index, nil, false) = message { frames.makeWhole(index, watchID: watchID) }
             }
             var batch = DeliveryBatch()
-            writer.send(messages, framedBy: frames, after: prepared, in: &batch)
+            writer.send(messages, framedBy: frames, after: prepared, live: true, in: &batch)
             batch.dispatch()
             channel.embeddedEventLoop.run()
             let expected = prepared + messages.map { WatchFrames.frame(of: $0.message, watchID: $0.watchID, revisions: revisions) }

@@ -1,4 +1,5 @@
 import NIOCore
+import SharedStateWire
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,14 +17,15 @@ import Synchronization
 /// that writes everything queued and flushes it with one system call, however many tasks send
 /// meanwhile: pipelined requests written each at once would leave in a `send` each, and syncd
 /// would read them one by one (D40). Frames written at once never overtake queued ones: that path
-/// is taken only while the channel holds nothing unwritten.
+/// is taken only while the channel holds nothing unwritten (``DirectSocketWrites``, the rule
+/// syncd's connections write by too).
 final class OutboundQueue: Sendable {
     private struct State {
         var frames: [ByteBuffer] = []
         /// Whether a task that hands `frames` to the channel is queued on the loop.
         var isScheduled = false
-        /// Tasks that handed frames to the channel whose last frame is not yet in the socket.
-        var inChannel = 0
+        /// The tasks that handed frames to the channel whose last frame is not yet in the socket.
+        var socket = DirectSocketWrites()
         /// A duplicate of the channel's socket, for writes from the caller's thread; -1 once the
         /// channel closed. Closed here, under the lock, so a write never reaches a reused number.
         var descriptor: CInt
@@ -60,8 +62,9 @@ final class OutboundQueue: Sendable {
     func send(_ frame: ByteBuffer, mayWriteAtOnce: Bool) {
         let (wroteAtOnce, mustSchedule) = state.withLock { state in
             var frame = frame
-            if mayWriteAtOnce, state.frames.isEmpty, !state.isScheduled, state.inChannel == 0, state.descriptor >= 0,
-                UnixSocket.writeWithoutBlocking(&frame, to: state.descriptor)
+            let descriptor = state.descriptor
+            if mayWriteAtOnce, state.frames.isEmpty, !state.isScheduled, state.socket.mayWriteDirectly, descriptor >= 0,
+                DirectSocketWrites.write(&frame, by: { sendWithoutWaiting(descriptor, $0) })
             {
                 return (true, false)
             }
@@ -76,7 +79,7 @@ final class OutboundQueue: Sendable {
         channel.eventLoop.execute { [self] in
             let frames = state.withLock { state in
                 state.isScheduled = false
-                state.inChannel += 1
+                state.socket.handedToChannel()
                 defer { state.frames.removeAll(keepingCapacity: true) }
                 return state.frames
             }
@@ -87,12 +90,12 @@ final class OutboundQueue: Sendable {
             // Usually the socket took everything. If not, an empty write behind the rest tells
             // when it has: until then, nothing may be written at once.
             guard (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0 > 0 else {
-                state.withLock { $0.inChannel -= 1 }
+                state.withLock { $0.socket.channelWroteHandOff() }
                 return
             }
             let written = channel.eventLoop.makePromise(of: Void.self)
             written.futureResult.whenComplete { [self] _ in
-                state.withLock { $0.inChannel -= 1 }
+                state.withLock { $0.socket.channelWroteHandOff() }
             }
             channel.writeAndFlush(channel.allocator.buffer(capacity: 0), promise: written)
         }

@@ -7,8 +7,8 @@ import SharedStateWire
     import Musl
 #endif
 
-/// The few socket calls the client makes itself, outside NIO: connecting the socket it then hands
-/// to NIO, and writing to it from the caller's thread (see ``OutboundQueue``).
+/// The socket call the client makes itself, outside NIO: connecting the socket it then hands to
+/// NIO (it writes to it from the caller's thread by ``DirectSocketWrites``, see ``OutboundQueue``).
 enum UnixSocket {
     /// A non-blocking stream socket connected to `path`.
     ///
@@ -30,23 +30,6 @@ enum UnixSocket {
             throw UnixSocketError(errno: code)
         }
         return descriptor
-    }
-
-    /// Writes what it can of `buffer` to `descriptor` without blocking, and moves its reader
-    /// index past what was written; returns false when the socket took part or none of it (it is
-    /// full, or failed: the rest then goes through NIO, which reports the failure).
-    static func writeWithoutBlocking(_ buffer: inout ByteBuffer, to descriptor: CInt) -> Bool {
-        while buffer.readableBytes > 0 {
-            let written = buffer.withUnsafeReadableBytes { sendWithoutWaiting(descriptor, $0) }
-            if written > 0 {
-                buffer.moveReaderIndex(forwardBy: written)
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return false
-            }
-        }
-        return true
     }
 }
 

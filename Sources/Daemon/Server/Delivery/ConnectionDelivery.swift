@@ -21,13 +21,11 @@ package struct ConnectionDelivery: DeliverySink {
             let prepared = (outbox.prepared as? PreparedFrames)?.frames ?? []
             if let writer = outbox.subscriber as? ConnectionWriter {
                 // syncd's own takes the messages with the round's frames, without a list of its own.
-                writer.send(outbox.messages, framedBy: frames, after: prepared, in: &batch)
-                if round.isLive { writer.countDelivered(outbox.messages.count) }
+                writer.send(outbox.messages, framedBy: frames, after: prepared, live: round.isLive, in: &batch)
                 continue
             }
             let receiver = outbox.subscriber as! any FrameReceiver
             receiver.send(prepared + outbox.messages.map { frames.frame(of: $0.message, watchID: $0.watchID) }, in: &batch)
-            if round.isLive { receiver.countDelivered(outbox.messages.count) }
         }
         if let afterWriting = round.afterWriting { batch.addToEveryLoop(afterWriting) }
         if let first = round.firstAnswers {

@@ -8,10 +8,4 @@ package protocol FrameReceiver: WatchSubscriber, WriteAnswerTarget {
     func send(_ frames: [ByteBuffer], in batch: inout DeliveryBatch)
     /// Queues the answers of one commit, in order, joining `batch`.
     func receive(_ answers: DeliveryRound.AnswerList, in batch: inout DeliveryBatch)
-    /// Counts watch events delivered to it live, for `syncctl clients` and `top`.
-    func countDelivered(_ events: Int)
-}
-
-package extension FrameReceiver {
-    func countDelivered(_ events: Int) {}
 }

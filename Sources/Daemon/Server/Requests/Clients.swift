@@ -10,7 +10,7 @@ extension Sharedstate_V1_ClientsRequest: ClientRequest {
             var clients: [Sharedstate_V1_ClientInfo] = []
             for record in records {
                 // Read on the connection's own event loop.
-                let queued = await record.writer.queuedBytes
+                let report = await record.writer.report
                 let age = ContinuousClock.now - record.connectedAt
                 clients.append(
                     .with {
@@ -20,9 +20,9 @@ extension Sharedstate_V1_ClientsRequest: ClientRequest {
                         $0.uid = record.credentials?.uid ?? 0
                         $0.gid = record.credentials?.gid ?? 0
                         $0.watches = UInt64(engine.watchCount(of: record.writer))
-                        $0.queuedBytes = UInt64(queued)
-                        $0.resyncs = record.writer.resyncs
-                        $0.eventsDelivered = record.writer.eventsDelivered
+                        $0.queuedBytes = UInt64(report.queuedBytes)
+                        $0.resyncs = report.resyncs
+                        $0.eventsDelivered = report.eventsDelivered
                         $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
                         $0.admission = record.admission
                     }
