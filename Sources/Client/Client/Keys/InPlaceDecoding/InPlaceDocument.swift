@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 /// What one in-place decoding reads: the tokens, and whether any part of it declined.
 final class InPlaceDocument {

@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 /// Decodes a `Decodable` value straight from JSON bytes, as `JSONDecoder` with its default
 /// options does, or declines and leaves the value to `JSONDecoder`.

@@ -1,4 +1,5 @@
 import Foundation
+import SharedStateWire
 
 extension JSONTokens {
     /// The value of a `true` or `false` token.
@@ -87,50 +88,5 @@ extension JSONTokens {
         return name.withUTF8 { name in
             length == 0 || bytes.withUnsafeBufferPointer { memcmp($0.baseAddress! + Int(token.start), name.baseAddress!, length) == 0 }
         }
-    }
-
-    /// Resolves the escapes of a string's text (the tokenizer checked their syntax).
-    static func unescaped(_ text: UnsafeBufferPointer<UInt8>) -> String? {
-        var result: [UInt8] = []
-        result.reserveCapacity(text.count)
-        var position = 0
-        while position < text.count {
-            let byte = text[position]
-            guard byte == UInt8(ascii: "\\") else {
-                result.append(byte)
-                position += 1
-                continue
-            }
-            let escaped = text[position + 1]
-            position += 2
-            switch escaped {
-            case UInt8(ascii: "b"): result.append(0x08)
-            case UInt8(ascii: "f"): result.append(0x0C)
-            case UInt8(ascii: "n"): result.append(0x0A)
-            case UInt8(ascii: "r"): result.append(0x0D)
-            case UInt8(ascii: "t"): result.append(0x09)
-            case UInt8(ascii: "u"):
-                var scalar = utf16Unit(text, at: position)
-                position += 4
-                if (0xD800..<0xDC00).contains(scalar) {
-                    guard position + 6 <= text.count, text[position] == UInt8(ascii: "\\"), text[position + 1] == UInt8(ascii: "u")
-                    else { return nil }
-                    let low = utf16Unit(text, at: position + 2)
-                    guard (0xDC00..<0xE000).contains(low) else { return nil }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    position += 6
-                } else if (0xDC00..<0xE000).contains(scalar) {
-                    return nil
-                }
-                guard let unicodeScalar = Unicode.Scalar(scalar) else { return nil }
-                result.append(contentsOf: UTF8.encode(unicodeScalar)!)
-            default: result.append(escaped)  // `"`, `\` and `/` stand for themselves
-            }
-        }
-        return String(decoding: result, as: UTF8.self)
-    }
-
-    private static func utf16Unit(_ text: UnsafeBufferPointer<UInt8>, at position: Int) -> UInt32 {
-        (0..<4).reduce(0) { unit, offset in unit << 4 | UInt32(hexDigitValue(text[position + offset])!) }
     }
 }
