@@ -90,4 +90,43 @@ import Testing
         #expect(error.code == .tooLarge)
         #expect(error.message.contains("over the limit of 200 bytes"))
     }
+
+    /// An event read by hand (`WatchEventFrame`) makes the batch SwiftProtobuf's reading makes:
+    /// previous entries only for a watch that asked for them, and only in the changes of a
+    /// revision.
+    @Test func anEventReadByHandMakesTheBatchSwiftProtobufsReadingMakes() throws {
+        let previous = Sharedstate_V1_Entry.with {
+            $0.key = "k"
+            $0.value = Data("1".utf8)
+            $0.version = 1
+        }
+        for kind: Sharedstate_V1_EventKind in [.changes, .snapshot, .progress, .resync] {
+            let event = Sharedstate_V1_WatchEvent.with {
+                $0.watchID = 3
+                $0.kind = kind
+                $0.revision = 9
+                $0.changes = [
+                    .with {
+                        $0.entry = .with { $0.key = "k" }
+                        $0.previous = previous
+                    },
+                    .with {
+                        $0.entry = .with { $0.key = "j" }
+                        $0.previousCompacted = true
+                    },
+                    .with {
+                        $0.type = .delete
+                        $0.entry = .with { $0.key = "i" }
+                    },
+                ]
+                $0.writerSession = 4
+                $0.cause = "why"
+            }
+            let bytes: [UInt8] = try Sharedstate_V1_ServerFrame.with { $0.event = event }.serializedBytes()
+            for previousValues in [false, true] {
+                let read = try #require(WatchEventFrame(frame: ByteBuffer(bytes: bytes)))
+                #expect(WatchBatch(read, previousValues: previousValues) == WatchBatch(wireValue: event, previousValues: previousValues))
+            }
+        }
+    }
 }

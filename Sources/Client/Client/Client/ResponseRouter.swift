@@ -160,7 +160,7 @@ final class ResponseRouter: Sendable {
     /// Routes a watch event read by hand (``WatchEventFrame``).
     func route(_ event: consuming WatchEventFrame) {
         guard let watch = watch(event.watchID) else { return }
-        watch.onBatch(event.batch(previousValues: watch.previousValues))
+        watch.onBatch(WatchBatch(event, previousValues: watch.previousValues))
     }
 
     /// The handlers of watch `id`, while it is registered.

@@ -67,4 +67,23 @@ public struct WatchBatch: Sendable, Hashable {
         self.writerSession = wireValue.writerSession
         self.cause = wireValue.cause
     }
+
+    /// The batch a watch sees of an event read by hand (``WatchEventFrame``): with each change's
+    /// previous entry only when it asked for them, and only in the changes of a revision.
+    /// Consuming, so the changes are edited in place rather than copied, once per event.
+    init(_ event: consuming WatchEventFrame, previousValues: Bool) {
+        let kind: Kind =
+            switch event.kind {
+            case .changes: .changes
+            case .snapshot: .snapshot
+            case .progress: .progress
+            case .resync: .resync
+            }
+        if !previousValues || kind != .changes {
+            for index in event.changes.indices { event.changes[index].previous = .unknown }
+        }
+        self.init(kind: kind, revision: event.revision, changes: event.changes)
+        self.writerSession = event.writerSession
+        self.cause = event.cause
+    }
 }

@@ -119,22 +119,8 @@ package enum WatchFrames {
 
 package extension CommittedRevision {
     /// The frame telling watch `watchID` about every change of this revision, built from its
-    /// encoded record (``logRecord``) without encoding it again: protobuf lets the `watch_id`
-    /// field be written in front of the others, so each watcher costs a few header bytes and a
-    /// copy.
+    /// encoded record (``logRecord``) without encoding it again (``WatchEventFrame``).
     func frame(forWatch watchID: UInt64, allocator: ByteBufferAllocator) -> ByteBuffer {
-        typealias Writer = ProtobufFieldWriter
-        let logRecord = self.logRecord
-        let eventLength = 1 + Writer.varintSize(watchID) + logRecord.count
-        let frameLength = 1 + Writer.lengthDelimitedSize(eventLength)
-        var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
-        buffer.writeInteger(UInt32(frameLength))
-        buffer.writeProtobufFields(maximumBytes: 1 + 10 + 1 + 10) { writer in
-            writer.key(WireFields.ServerFrame.event, .lengthDelimited)
-            writer.varint(UInt64(eventLength))
-            writer.varintField(WireFields.WatchEvent.watchID, watchID)
-        }
-        buffer.writeBytes(logRecord)
-        return buffer
+        WatchEventFrame.frame(watchID: watchID, record: logRecord, allocator: allocator)
     }
 }

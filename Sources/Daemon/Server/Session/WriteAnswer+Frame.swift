@@ -3,39 +3,19 @@ import SharedStateWire
 import SyncEngine
 
 package extension WriteAnswer {
-    /// Appends the answer's frame to `buffer`, where the other answers of its commit go too.
-    ///
-    /// A put's or a delete's answer is written by hand, byte for byte as SwiftProtobuf writes it
-    /// (`WriteAnswerFrameTests`): through SwiftProtobuf each took two objects (the message's
-    /// storage and the frame's own buffer, then copied), a seventh of a lone write's budget
-    /// (BENCHMARKS.md, issue 38). Every other answer goes through SwiftProtobuf.
+    /// Appends the answer's frame to `buffer`, where the other answers of its commit go too: a
+    /// put's or a delete's by hand (``WriteAnswerFrame``, D12), through SwiftProtobuf each took
+    /// two objects (the message's storage and the frame's own buffer, then copied), a seventh of
+    /// a lone write's budget (BENCHMARKS.md, issue 38); every other answer through SwiftProtobuf.
     func appendFrame(to buffer: inout ByteBuffer) {
-        typealias Writer = ProtobufFieldWriter
-        let revision: UInt64
-        let version: UInt64
-        let field: UInt8
         switch result {
-        case .success(.put(let putRevision, let putVersion)):
-            (revision, version, field) = (putRevision, putVersion, WireFields.Response.put)
-        case .success(.delete(let deleteRevision)):
-            (revision, version, field) = (deleteRevision, 0, WireFields.Response.delete)
+        case .success(.put(let revision, let version)):
+            WriteAnswerFrame.append(requestID: requestID, .put(revision: revision, version: version), to: &buffer)
+        case .success(.delete(let revision)):
+            WriteAnswerFrame.append(requestID: requestID, .delete(revision: revision), to: &buffer)
         default:
             var frame = Frame.encode(self.frame)
             buffer.writeBuffer(&frame)
-            return
-        }
-        let body = Writer.varintFieldSize(revision) + Writer.varintFieldSize(version)
-        let response = Writer.varintFieldSize(requestID) + 1 + Writer.lengthDelimitedSize(body)
-        let payload = 1 + Writer.lengthDelimitedSize(response)
-        buffer.writeInteger(UInt32(payload))
-        buffer.writeProtobufFields(maximumBytes: payload) { writer in
-            writer.key(WireFields.ServerFrame.response, .lengthDelimited)
-            writer.varint(UInt64(response))
-            if requestID != 0 { writer.varintField(WireFields.Response.id, requestID) }
-            writer.key(field, .lengthDelimited)
-            writer.varint(UInt64(body))
-            if revision != 0 { writer.varintField(WireFields.WriteResponse.revision, revision) }
-            if version != 0 { writer.varintField(WireFields.WriteResponse.version, version) }
         }
     }
 

@@ -1,10 +1,12 @@
 import Foundation
 import NIOCore
 
-/// A server frame holding one watch event, read straight from the frame's bytes: what a client
-/// receives most often, without SwiftProtobuf's generic decoding and the messages it allocates for
-/// the frame, the event, and each change and entry: work run cold, on the subscriber's thread,
-/// for every change it receives (D15).
+/// A server frame holding one watch event, written by syncd and read by the client straight from
+/// the frame's bytes: what a client receives most often, without SwiftProtobuf's generic
+/// decoding and the messages it allocates for the frame, the event, and each change and entry:
+/// work run cold, on the subscriber's thread, for every change it receives (D15). syncd writes
+/// the frame of a whole revision as its change log's record behind the watch id
+/// (``frame(watchID:record:allocator:)``, D13).
 ///
 /// It reads the shape syncd sends: the event's fields and each change's and entry's at most once
 /// (changes repeat), no field it does not know, enum values it knows. Anything else — an `ENDED`
@@ -12,15 +14,34 @@ import NIOCore
 /// that runs past the end, a string that is not UTF-8 — makes ``init(frame:)`` return nil, and
 /// SwiftProtobuf then decodes the frame or says what is wrong with it. `WatchEventFrameTests`
 /// checks both agree.
-struct WatchEventFrame {
+package struct WatchEventFrame: Equatable {
+    /// `EventKind`'s values, except `ENDED`, whose frame SwiftProtobuf reads.
+    package enum Kind: UInt64, Sendable {
+        case changes = 0, snapshot = 1, progress = 2, resync = 3
+    }
+
     /// The watch the event is for.
-    var watchID: UInt64 = 0
-    /// The event, with each change's previous entry as a watch with `previousValues` sees it.
-    var batch = WatchBatch(kind: .changes, revision: 0, changes: [])
+    package var watchID: UInt64 = 0
+    package var kind = Kind.changes
+    package var revision: UInt64 = 0
+    /// The changes, each with its previous entry as a watch with `previous_values` sees it.
+    package var changes: [Change] = []
+    /// The session that wrote the revision (0: syncd itself), and the cause its write carried.
+    package var writerSession: UInt64 = 0
+    package var cause = ""
+
+    package init(watchID: UInt64, kind: Kind, revision: UInt64, changes: [Change], writerSession: UInt64, cause: String) {
+        self.watchID = watchID
+        self.kind = kind
+        self.revision = revision
+        self.changes = changes
+        self.writerSession = writerSession
+        self.cause = cause
+    }
 
     /// The event in `payload` (a `ServerFrame` whose `event` is not `ENDED`), or nil for any
     /// other frame.
-    init?(frame payload: ByteBuffer) {
+    package init?(frame payload: ByteBuffer) {
         let decoded: WatchEventFrame? = payload.withUnsafeReadableBytes { bytes in
             var frame = ProtobufFieldReader(bytes)
             // ServerFrame.event and nothing else.
@@ -35,14 +56,23 @@ struct WatchEventFrame {
         self = decoded
     }
 
-    /// The batch a watch sees: with each change's previous entry only when it asked for them, and
-    /// only in the changes of a revision. Consuming, so the changes are edited in place rather
-    /// than copied, once per event.
-    consuming func batch(previousValues: Bool) -> WatchBatch {
-        if !previousValues || batch.kind != .changes {
-            for index in batch.changes.indices { batch.changes[index].previous = .unknown }
+    /// The frame telling watch `watchID` about every change of a revision whose change-log record
+    /// (a `WatchEvent` without a watch id) is `record`, without encoding the record again:
+    /// protobuf lets the `watch_id` field be written in front of the others, so each watcher
+    /// costs a few header bytes and a copy.
+    package static func frame(watchID: UInt64, record: Data, allocator: ByteBufferAllocator) -> ByteBuffer {
+        typealias Writer = ProtobufFieldWriter
+        let eventLength = 1 + Writer.varintSize(watchID) + record.count
+        let frameLength = 1 + Writer.lengthDelimitedSize(eventLength)
+        var buffer = allocator.buffer(capacity: 4 + frameLength)  // the length, then the frame
+        buffer.writeInteger(UInt32(frameLength))
+        buffer.writeProtobufFields(maximumBytes: 1 + 10 + 1 + 10) { writer in
+            writer.key(WireFields.ServerFrame.event, .lengthDelimited)
+            writer.varint(UInt64(eventLength))
+            writer.varintField(WireFields.WatchEvent.watchID, watchID)
         }
-        return batch
+        buffer.writeBytes(record)
+        return buffer
     }
 
     private init?(event bytes: UnsafeRawBufferPointer) {
@@ -58,34 +88,23 @@ struct WatchEventFrame {
                 guard let id = event.varint() else { return nil }
                 watchID = id
             case Self.tag(Event.kind, .varint):
-                guard let kind = event.varint().flatMap(Self.kind) else { return nil }
-                batch.kind = kind
+                guard let kind = event.varint().flatMap(Kind.init(rawValue:)) else { return nil }
+                self.kind = kind
             case Self.tag(Event.revision, .varint):
                 guard let revision = event.varint() else { return nil }
-                batch.revision = revision
+                self.revision = revision
             case Self.tag(Event.changes, .lengthDelimited):
                 guard let bytes = event.lengthDelimited(), let change = Self.change(bytes) else { return nil }
-                batch.changes.append(change)
+                changes.append(change)
             case Self.tag(Event.writerSession, .varint):
                 guard let session = event.varint() else { return nil }
-                batch.writerSession = session
+                writerSession = session
             case Self.tag(Event.cause, .lengthDelimited):
                 guard let cause = event.string() else { return nil }
-                batch.cause = cause
+                self.cause = cause
             default:
                 return nil
             }
-        }
-    }
-
-    /// `EventKind`'s values, except `ENDED` (4), whose frame SwiftProtobuf reads.
-    private static func kind(_ value: UInt64) -> WatchBatch.Kind? {
-        switch value {
-        case 0: .changes
-        case 1: .snapshot
-        case 2: .progress
-        case 3: .resync
-        default: nil
         }
     }
 

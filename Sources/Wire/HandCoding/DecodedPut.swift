@@ -1,24 +1,24 @@
 import Foundation
 import NIOCore
-import SharedStateWire
 
-/// A client frame holding one put request, read straight from the frame's bytes: the request
-/// syncd receives most often, without SwiftProtobuf's generic decoding and the three messages it
-/// allocates for the frame, the request and the put.
+/// A client frame holding one put request, read by syncd straight from the frame's bytes (the
+/// client writes it with ``PutRequestFrame``): the request syncd receives most often, without
+/// SwiftProtobuf's generic decoding and the three messages it allocates for the frame, the
+/// request and the put.
 ///
 /// It reads the shape clients send: each field at most once, no field it does not know. Anything
 /// else — another request, a field twice or unknown, a varint or a length that runs past the
 /// end, a string that is not UTF-8 — makes ``init(frame:)`` return nil, and SwiftProtobuf then
-/// decodes the frame or says what is wrong with it. `PutRequestDecodingTests` checks both agree.
-struct DecodedPut: Equatable {
-    var requestID: UInt64 = 0
-    var key = ""
-    var value = Data()
-    var ifVersion: UInt64?
-    var isEphemeral = false
-    var cause = ""
+/// decodes the frame or says what is wrong with it. `DecodedPutTests` checks both agree (D11).
+package struct DecodedPut: Equatable, Sendable {
+    package var requestID: UInt64 = 0
+    package var key = ""
+    package var value = Data()
+    package var ifVersion: UInt64?
+    package var isEphemeral = false
+    package var cause = ""
 
-    init(requestID: UInt64, key: String, value: Data, ifVersion: UInt64?, isEphemeral: Bool, cause: String) {
+    package init(requestID: UInt64, key: String, value: Data, ifVersion: UInt64?, isEphemeral: Bool, cause: String) {
         self.requestID = requestID
         self.key = key
         self.value = value
@@ -28,7 +28,7 @@ struct DecodedPut: Equatable {
     }
 
     /// The put in `payload` (a `ClientFrame` whose `request` is a put), or nil for any other frame.
-    init?(frame payload: ByteBuffer) {
+    package init?(frame payload: ByteBuffer) {
         let decoded: DecodedPut? = payload.withUnsafeReadableBytes { bytes in
             var frame = ProtobufFieldReader(bytes)
             // ClientFrame.request and nothing else.
@@ -98,7 +98,7 @@ struct DecodedPut: Equatable {
     }
 }
 
-extension DecodedPut {
+package extension DecodedPut {
     /// The put of request `requestID` as SwiftProtobuf decoded it, when ``init(frame:)`` left the
     /// frame to it.
     init(_ put: Sharedstate_V1_PutRequest, requestID: UInt64) {

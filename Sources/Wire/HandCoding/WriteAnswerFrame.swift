@@ -1,20 +1,51 @@
 import NIOCore
 
-/// A server frame holding the answer to a put or a delete, read straight from the frame's bytes:
-/// the answer a writing process waits for after each write, without SwiftProtobuf's generic
-/// decoding (D16).
+/// A server frame holding the answer to a put or a delete, written by syncd and read by the
+/// client straight from the frame's bytes: the answer a writing process waits for after each
+/// write, without SwiftProtobuf's messages on either side (D12, D16).
 ///
-/// It reads the shape syncd writes (`WriteAnswer+Frame`): a `ServerFrame` whose `response` holds
-/// an id and a `PutResponse` or a `DeleteResponse`, each field at most once. Anything else (an
-/// error, another result, another frame, an unknown field, bytes that end too soon) makes
-/// ``init(frame:)`` return nil, and SwiftProtobuf then decodes the frame or says what is wrong
-/// with it. `WriteAnswerFrameReadingTests` checks both agree.
-struct WriteAnswerFrame {
+/// syncd writes (``append(requestID:_:to:)``) and the client reads (``init(frame:)``) one shape:
+/// a `ServerFrame` whose `response` holds an id and a `PutResponse` or a `DeleteResponse`, each
+/// field at most once, byte for byte as SwiftProtobuf writes it. Anything else (an error, another
+/// result, another frame, an unknown field, bytes that end too soon) makes ``init(frame:)``
+/// return nil, and SwiftProtobuf then decodes the frame or says what is wrong with it.
+/// `WriteAnswerFrameTests` checks both against SwiftProtobuf.
+package struct WriteAnswerFrame {
+    /// What a put or a delete answered.
+    package enum Written: Equatable, Sendable {
+        case put(revision: UInt64, version: UInt64)
+        case delete(revision: UInt64)
+    }
+
     /// The answer, as SwiftProtobuf would have decoded it.
-    let response: Sharedstate_V1_Response
+    package let response: Sharedstate_V1_Response
+
+    /// Appends the frame of request `requestID`'s answer `written` to `buffer`, where the other
+    /// answers of its commit go too.
+    package static func append(requestID: UInt64, _ written: Written, to buffer: inout ByteBuffer) {
+        typealias Writer = ProtobufFieldWriter
+        let (revision, version, field): (UInt64, UInt64, UInt8) =
+            switch written {
+            case .put(let revision, let version): (revision, version, WireFields.Response.put)
+            case .delete(let revision): (revision, 0, WireFields.Response.delete)
+            }
+        let body = Writer.varintFieldSize(revision) + Writer.varintFieldSize(version)
+        let response = Writer.varintFieldSize(requestID) + 1 + Writer.lengthDelimitedSize(body)
+        let payload = 1 + Writer.lengthDelimitedSize(response)
+        buffer.writeInteger(UInt32(payload))
+        buffer.writeProtobufFields(maximumBytes: payload) { writer in
+            writer.key(WireFields.ServerFrame.response, .lengthDelimited)
+            writer.varint(UInt64(response))
+            if requestID != 0 { writer.varintField(WireFields.Response.id, requestID) }
+            writer.key(field, .lengthDelimited)
+            writer.varint(UInt64(body))
+            if revision != 0 { writer.varintField(WireFields.WriteResponse.revision, revision) }
+            if version != 0 { writer.varintField(WireFields.WriteResponse.version, version) }
+        }
+    }
 
     /// The answer in `payload`, or nil for any other frame.
-    init?(frame payload: ByteBuffer) {
+    package init?(frame payload: ByteBuffer) {
         let decoded: Sharedstate_V1_Response? = payload.withUnsafeReadableBytes { bytes in
             var frame = ProtobufFieldReader(bytes)
             guard frame.nextTag() == ProtobufFieldReader.tag(WireFields.ServerFrame.response, .lengthDelimited),
