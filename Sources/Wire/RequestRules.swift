@@ -43,8 +43,7 @@ package enum RequestRules {
     /// valid key.
     package static func validateExistsKeys(_ keys: [String], limits: Limits) throws(SharedStateError) {
         guard keys.count <= limits.maxTransactionOperations else {
-            throw SharedStateError(
-                .invalidArgument, "exists names \(keys.count) keys, more than the \(limits.maxTransactionOperations) a request may")
+            throw SharedStateError(.tooLarge, "exists names \(keys.count) keys; the limit is \(limits.maxTransactionOperations)")
         }
         for key in keys { try KeyRules.validateKey(key, limits: limits) }
     }

@@ -20,7 +20,8 @@ import Testing
             _ = try await client.exists((0...128).map { "k/\($0)" })
             Issue.record("129 keys were looked up")
         } catch {
-            #expect(error.code == .invalidArgument)
+            #expect(error.code == .tooLarge)
+            #expect(error.message.contains("129 keys; the limit is 128"))
         }
 
         let plain = try await syncctl(["exists", "presence/panel", "presence/never"], scratch: scratch)
