@@ -71,7 +71,8 @@ struct OutboundState {
     /// the low one).
     private var pacedIsOver = false
     private var channelIsWritable = true
-    private var actions = CircularBuffer<Action>(initialCapacity: 4)
+    /// Empty, it allocates nothing: an idle connection holds no storage for effects.
+    private var actions: [Action] = []
 
     /// Writes handed to the engine and not yet answered.
     private(set) var answersOwed = 0
@@ -103,7 +104,8 @@ struct OutboundState {
 
     /// The next effect to carry out, in the order they were decided.
     mutating func nextAction() -> Action? {
-        actions.popFirst()
+        // A few at most: taking the first keeps the order and the storage.
+        actions.isEmpty ? nil : actions.removeFirst()
     }
 
     var hasActions: Bool { !actions.isEmpty }
