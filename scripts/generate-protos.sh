@@ -34,3 +34,4 @@ protoc \
 echo "generated $(ls "$out")"
 # The tables that follow from the proto: the session's dispatch (and syncctl's commands).
 python3 scripts/generate-request-tables.py
+python3 scripts/generate-python-requests.py

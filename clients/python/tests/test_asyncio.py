@@ -43,6 +43,7 @@ def test_operations(daemon: Daemon) -> None:
             assert (await client.status()).keys == 1
             assert len((await client.history("a/x")).changes) == 1
             assert any(info.name == "async" for info in await client.clients())
+            assert await client.compact(first.revision) == first.revision
             with pytest.raises(sharedstate.InvalidArgument):
                 await client.put("a//b", 1)
 

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import asyncio
-import builtins
 import inspect
 import os
 import sys
@@ -30,21 +29,15 @@ from . import _requests as requests
 from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
 from ._core import DEFAULT_REQUEST_TIMEOUT, ClientCore, Configuration
+from ._request_methods import AsyncRequestMethods
 from .errors import Conflict, NotFound, Unavailable
 from .locations import client_socket_path
 from .types import (
-    ClientInfo,
     Compare,
     ConnectionState,
-    CountResult,
-    ExistsResult,
-    Entry,
-    History,
     Limits,
-    ListResult,
     Operation,
     PutResult,
-    Status,
     TransactionResult,
     WatchBatch,
     encode_value,
@@ -139,7 +132,7 @@ class AsyncWatch:
         return self._buffer.folds
 
 
-class AsyncClient:
+class AsyncClient(AsyncRequestMethods):
     """A connection to syncd for asyncio code: read and write keys, run transactions, watch.
 
     Create it with :func:`connect`; use it on the event loop it was created on. Requests from
@@ -210,11 +203,6 @@ class AsyncClient:
 
     # Keys
 
-    async def get(self, key: str) -> Entry:
-        """The entry of ``key``. Raises :class:`~sharedstate.NotFound` when it does not exist."""
-        limits = self._core.configuration.limits
-        return requests.entry_of(await self._core.call(requests.get_request(key, limits), "get"))
-
     async def value(self, key: str, default: Any = None) -> Any:
         """The value of ``key`` decoded from JSON, or ``default`` when the key does not exist."""
         try:
@@ -253,26 +241,6 @@ class AsyncClient:
         response = await self._core.call(requests.delete_request(key, if_version, limits, cause), "delete")
         self._core.note_presence([(key, None)])
         return int(response.revision)
-
-    async def list(self, prefix: str = "", *, limit: int | None = None) -> ListResult:
-        """The entries whose keys start with ``prefix`` (end it with ``/`` for whole segments),
-        in key order, all read at one revision."""
-        limits = self._core.configuration.limits
-        return requests.list_result_of(await self._core.call(requests.list_request(prefix, limit, limits), "list"))
-
-    async def exists(self, keys: Iterable[str]) -> ExistsResult:
-        """Which of ``keys`` exist, with their versions, all at one revision, without their values:
-        who is online, whether a setting was ever written. ``"key" in result`` says whether it
-        exists; :class:`~sharedstate.PermissionDenied` when this client may not read one of them."""
-        keys = list(keys)
-        limits = self._core.configuration.limits
-        return requests.exists_result_of(keys, await self._core.call(requests.exists_request(keys, limits), "exists"))
-
-    async def count(self, prefix: str = "") -> CountResult:
-        """How many keys start with ``prefix`` (empty: every key), of those this client may read,
-        without their values: etcd's ``get --prefix --count-only``."""
-        limits = self._core.configuration.limits
-        return requests.count_result_of(await self._core.call(requests.count_request(prefix, limits), "count"))
 
     async def transaction(
         self,
@@ -367,29 +335,6 @@ class AsyncClient:
         selected = requests.prefixes_of(prefixes, limits)
         start = requests.watch_start(from_revision)
         return AsyncWatch(self._core.start_watch(selected, start, max_pending_bytes, bool(previous_values), bool(progress)))
-
-    # Administration
-
-    async def status(self) -> Status:
-        """A summary of syncd."""
-        return requests.status_of(await self._core.call(requests.status_request(), "status"))
-
-    async def history(self, key: str, *, limit: int | None = None) -> History:
-        """The changes of ``key`` still in the change log, oldest first (the last ``limit``), and
-        who made each and why: ``origins[i]`` (writer session, client name, pid, uid, gid, and
-        cause) belongs to ``changes[i]``. pid, uid and gid are 0 unless this client runs as syncd's
-        user or root."""
-        limits = self._core.configuration.limits
-        return requests.history_of(await self._core.call(requests.history_request(key, limit, limits), "history"))
-
-    async def compact(self, revision: int) -> int:
-        """Removes the change log up to and including ``revision``; returns the compacted
-        revision. Watches can no longer resume from before it."""
-        return int((await self._core.call(requests.compact_request(revision), "compact")).compacted_revision)
-
-    async def clients(self) -> builtins.list[ClientInfo]:
-        """Every client connected to syncd, this one included."""
-        return requests.clients_of(await self._core.call(requests.clients_request(), "clients"))
 
 
 class _Connecting:

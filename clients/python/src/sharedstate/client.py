@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import builtins
 import concurrent.futures
 import threading
 import time
@@ -26,21 +25,15 @@ from . import _requests as requests
 from ._backoff import DEFAULT_UPDATE_TIMEOUT, UpdateAttempts
 from ._buffer import DEFAULT_MAX_PENDING_BYTES, WatchBuffer
 from ._core import DEFAULT_REQUEST_TIMEOUT, ClientCore, Configuration
+from ._request_methods import RequestMethods
 from .aio import make_configuration
 from .errors import Conflict, NotFound, Unavailable
 from .types import (
-    ClientInfo,
     Compare,
     ConnectionState,
-    CountResult,
-    ExistsResult,
-    Entry,
-    History,
     Limits,
-    ListResult,
     Operation,
     PutResult,
-    Status,
     TransactionResult,
     WatchBatch,
     encode_value,
@@ -111,7 +104,7 @@ class Watch:
         return self._buffer.folds
 
 
-class Client:
+class Client(RequestMethods):
     """A connection to syncd: read and write keys, run transactions, watch. Blocking; safe to use
     from several threads at once.
 
@@ -182,11 +175,6 @@ class Client:
 
     # Keys
 
-    def get(self, key: str) -> Entry:
-        """The entry of ``key``. Raises :class:`~sharedstate.NotFound` when it does not exist."""
-        limits = self._core.configuration.limits
-        return requests.entry_of(self._core.call_blocking(requests.get_request(key, limits), "get"))
-
     def value(self, key: str, default: Any = None) -> Any:
         """The value of ``key`` decoded from JSON, or ``default`` when the key does not exist."""
         try:
@@ -225,26 +213,6 @@ class Client:
         response = self._core.call_blocking(requests.delete_request(key, if_version, limits, cause), "delete")
         self._core.note_presence([(key, None)])
         return int(response.revision)
-
-    def list(self, prefix: str = "", *, limit: int | None = None) -> ListResult:
-        """The entries whose keys start with ``prefix`` (end it with ``/`` for whole segments),
-        in key order, all read at one revision."""
-        limits = self._core.configuration.limits
-        return requests.list_result_of(self._core.call_blocking(requests.list_request(prefix, limit, limits), "list"))
-
-    def exists(self, keys: Iterable[str]) -> ExistsResult:
-        """Which of ``keys`` exist, with their versions, all at one revision, without their values:
-        who is online, whether a setting was ever written. ``"key" in result`` says whether it
-        exists; :class:`~sharedstate.PermissionDenied` when this client may not read one of them."""
-        keys = list(keys)
-        limits = self._core.configuration.limits
-        return requests.exists_result_of(keys, self._core.call_blocking(requests.exists_request(keys, limits), "exists"))
-
-    def count(self, prefix: str = "") -> CountResult:
-        """How many keys start with ``prefix`` (empty: every key), of those this client may read,
-        without their values: etcd's ``get --prefix --count-only``."""
-        limits = self._core.configuration.limits
-        return requests.count_result_of(self._core.call_blocking(requests.count_request(prefix, limits), "count"))
 
     def transaction(
         self,
@@ -344,29 +312,6 @@ class Client:
         return Watch(
             self._on_loop(self._core.start_watch, selected, start, max_pending_bytes, bool(previous_values), bool(progress))
         )
-
-    # Administration
-
-    def status(self) -> Status:
-        """A summary of syncd."""
-        return requests.status_of(self._core.call_blocking(requests.status_request(), "status"))
-
-    def history(self, key: str, *, limit: int | None = None) -> History:
-        """The changes of ``key`` still in the change log, oldest first (the last ``limit``), and
-        who made each and why: ``origins[i]`` (writer session, client name, pid, uid, gid, and
-        cause) belongs to ``changes[i]``. pid, uid and gid are 0 unless this client runs as syncd's
-        user or root."""
-        limits = self._core.configuration.limits
-        return requests.history_of(self._core.call_blocking(requests.history_request(key, limit, limits), "history"))
-
-    def compact(self, revision: int) -> int:
-        """Removes the change log up to and including ``revision``; returns the compacted
-        revision. Watches can no longer resume from before it."""
-        return int(self._core.call_blocking(requests.compact_request(revision), "compact").compacted_revision)
-
-    def clients(self) -> builtins.list[ClientInfo]:
-        """Every client connected to syncd, this one included."""
-        return requests.clients_of(self._core.call_blocking(requests.clients_request(), "clients"))
 
 
 def _shut_down(core: ClientCore, thread: threading.Thread, reason: str) -> None:
