@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Writes the Python client's request methods, the blocking `Client`'s and the `AsyncClient`'s,
-from one table, so that a request that only asks syncd and reads the answer is one row here (and
-its request and answer in clients/python/src/sharedstate/_requests.py), not two methods with the
-same signature and docstring kept in step:
+from one table, so that a request is one row here (and its request and answer in
+clients/python/src/sharedstate/_requests.py), not two methods with the same signature,
+docstring and body kept in step:
 
 - clients/python/src/sharedstate/_request_methods.py: `RequestMethods` (each call blocks) and
   `AsyncRequestMethods` (each is awaited), which `Client` and `AsyncClient` inherit.
 
-A method with work of its own around the request (`put`, `delete`, `transaction`: the presence
-they keep; `value`, `update`: built on others) stays in client.py and aio.py.
+What is built on the requests (`value`, `update`) and the watches stay in client.py and aio.py,
+where the blocking and the asyncio ways differ.
 
     scripts/generate-python-requests.py [--check]
 
@@ -28,10 +28,10 @@ class Method(NamedTuple):
     parameters: str
     returns: str
     doc: str
-    # The answer, from `response(frame)` (the call, made with `limits` in scope when `limits`).
-    answer: str
+    # The body's lines; `response(frame, name)` is the call to syncd, blocking or awaited, and
+    # `limits` is in scope when `limits`.
+    body: str
     limits: bool = True
-    before: str = ""
 
 
 TABLE = [
@@ -40,7 +40,40 @@ TABLE = [
         "key: str",
         "Entry",
         "The entry of ``key``. Raises :class:`~sharedstate.NotFound` when it does not exist.",
-        'requests.entry_of(response(requests.get_request(key, limits), "get"))',
+        'return requests.entry_of(response(requests.get_request(key, limits), "get"))',
+    ),
+    Method(
+        "put",
+        "key: str, value: Any, *, if_version: int | None = None, ephemeral: bool = False, cause: str | None = None",
+        "PutResult",
+        "Sets ``key`` to ``value``, encoded as JSON (a :class:`~sharedstate.RawJSON` is sent as is).\n"
+        "\n"
+        '``if_version`` writes only if the key is at that version; 0 means "only if it does not\n'
+        'exist". ``ephemeral`` binds the key to this client: syncd deletes it when the connection\n'
+        "ends, and the client puts it back after reconnecting (presence). ``cause`` says why, in\n"
+        'the writer\'s words (``"door-lock: requestApplied(r7)"``): syncd keeps it with the revision,\n'
+        ":meth:`history` and watchers' ``changes`` batches show it. At most 256 bytes of UTF-8,\n"
+        'no control characters; ``None`` or ``""`` gives none.\n'
+        "\n"
+        "Raises :class:`~sharedstate.Conflict` when ``if_version`` does not match,\n"
+        ":class:`~sharedstate.InvalidArgument` or :class:`~sharedstate.TooLarge` for a bad key,\n"
+        "value or cause, :class:`~sharedstate.Unavailable` when syncd is gone.",
+        "data = encode_value(value)\n"
+        "frame = requests.put_request(key, data, if_version, ephemeral, limits, cause)\n"
+        'result = requests.put_result_of(response(frame, "put"))\n'
+        "self._core.note_presence([(key, data if ephemeral else None)])\n"
+        "return result",
+    ),
+    Method(
+        "delete",
+        "key: str, *, if_version: int | None = None, cause: str | None = None",
+        "int",
+        "Removes ``key`` and returns the revision of the removal. Raises\n"
+        ":class:`~sharedstate.NotFound` when it does not exist, :class:`~sharedstate.Conflict` when\n"
+        "``if_version`` does not match. ``cause`` says why, as for :meth:`put`.",
+        'answer = response(requests.delete_request(key, if_version, limits, cause), "delete")\n'
+        "self._core.note_presence([(key, None)])\n"
+        "return int(answer.revision)",
     ),
     Method(
         "list",
@@ -48,7 +81,7 @@ TABLE = [
         "ListResult",
         "The entries whose keys start with ``prefix`` (end it with ``/`` for whole segments),\n"
         "in key order, all read at one revision.",
-        'requests.list_result_of(response(requests.list_request(prefix, limit, limits), "list"))',
+        'return requests.list_result_of(response(requests.list_request(prefix, limit, limits), "list"))',
     ),
     Method(
         "exists",
@@ -57,8 +90,8 @@ TABLE = [
         "Which of ``keys`` exist, with their versions, all at one revision, without their values:\n"
         'who is online, whether a setting was ever written. ``"key" in result`` says whether it\n'
         "exists; :class:`~sharedstate.PermissionDenied` when this client may not read one of them.",
-        'requests.exists_result_of(keys, response(requests.exists_request(keys, limits), "exists"))',
-        before="keys = list(keys)",
+        "keys = list(keys)\n"
+        'return requests.exists_result_of(keys, response(requests.exists_request(keys, limits), "exists"))',
     ),
     Method(
         "count",
@@ -66,14 +99,29 @@ TABLE = [
         "CountResult",
         "How many keys start with ``prefix`` (empty: every key), of those this client may read,\n"
         "without their values: etcd's ``get --prefix --count-only``.",
-        'requests.count_result_of(response(requests.count_request(prefix, limits), "count"))',
+        'return requests.count_result_of(response(requests.count_request(prefix, limits), "count"))',
+    ),
+    Method(
+        "transaction",
+        "compares: Sequence[Compare] = (), on_success: Sequence[Operation] = (), on_failure: Sequence[Operation] = (), "
+        "*, cause: str | None = None",
+        "TransactionResult",
+        "If every compare holds, applies ``on_success``, otherwise ``on_failure``: atomically, as\n"
+        "one revision that watchers see in one batch. A failed compare is not an error\n"
+        "(``succeeded`` is false); an operation's own ``if_version`` that fails raises\n"
+        ":class:`~sharedstate.Conflict` and nothing is applied. ``cause`` says why, as for\n"
+        ":meth:`put`; it covers the revision of whichever branch writes.",
+        "frame, success, failure = requests.transaction_request(compares, on_success, on_failure, limits, cause)\n"
+        'result = requests.transaction_result_of(response(frame, "transaction"))\n'
+        "self._core.note_presence(success if result.succeeded else failure)\n"
+        "return result",
     ),
     Method(
         "status",
         "",
         "Status",
         "A summary of syncd.",
-        'requests.status_of(response(requests.status_request(), "status"))',
+        'return requests.status_of(response(requests.status_request(), "status"))',
         limits=False,
     ),
     Method(
@@ -84,7 +132,7 @@ TABLE = [
         "who made each and why: ``origins[i]`` (writer session, client name, pid, uid, gid, and\n"
         "cause) belongs to ``changes[i]``. pid, uid and gid are 0 unless this client runs as syncd's\n"
         "user or root.",
-        'requests.history_of(response(requests.history_request(key, limit, limits), "history"))',
+        'return requests.history_of(response(requests.history_request(key, limit, limits), "history"))',
     ),
     Method(
         "compact",
@@ -92,7 +140,7 @@ TABLE = [
         "int",
         "Removes the change log up to and including ``revision``; returns the compacted\n"
         "revision. Watches can no longer resume from before it.",
-        'int(response(requests.compact_request(revision), "compact").compacted_revision)',
+        'return int(response(requests.compact_request(revision), "compact").compacted_revision)',
         limits=False,
     ),
     Method(
@@ -100,12 +148,12 @@ TABLE = [
         "",
         "builtins.list[ClientInfo]",
         "Every client connected to syncd, this one included.",
-        'requests.clients_of(response(requests.clients_request(), "clients"))',
+        'return requests.clients_of(response(requests.clients_request(), "clients"))',
         limits=False,
     ),
 ]
 
-HEADER = '''"""The requests that only ask syncd and read its answer, as methods of the blocking client
+HEADER = '''"""The requests, as methods of the blocking client
 (`RequestMethods`, inherited by :class:`~sharedstate.Client`) and the asyncio one
 (`AsyncRequestMethods`, inherited by :class:`~sharedstate.aio.AsyncClient`).
 
@@ -115,11 +163,25 @@ Generated by scripts/generate-python-requests.py from its table; edit the table,
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from . import _requests as requests
 from ._core import ClientCore
-from .types import ClientInfo, CountResult, Entry, ExistsResult, History, ListResult, Status
+from .types import (
+    ClientInfo,
+    Compare,
+    CountResult,
+    Entry,
+    ExistsResult,
+    History,
+    ListResult,
+    Operation,
+    PutResult,
+    Status,
+    TransactionResult,
+    encode_value,
+)
 '''
 
 
@@ -140,17 +202,20 @@ def awaited(answer: str) -> str:
 
 def method(entry: Method, is_async: bool) -> str:
     parameters = "self" + (", " + entry.parameters if entry.parameters else "")
-    call = "self._core.call_blocking"
-    doc = entry.doc.replace("\n", "\n        ")
-    lines = [
-        f"    {'async ' if is_async else ''}def {entry.name}({parameters}) -> {entry.returns}:",
-        f'        """{doc}"""',
-    ]
-    if entry.before:
-        lines.append(f"        {entry.before}")
+    doc = entry.doc.replace("\n", "\n        ").replace("\n        \n", "\n\n")
+    closing = "\n        " if "\n\n" in entry.doc else ""
+    signature = f"    {'async ' if is_async else ''}def {entry.name}({parameters}) -> {entry.returns}:"
+    if len(signature) > 120:
+        # One line of parameters, or one line each when that is too long too.
+        joined = parameters if len(parameters) <= 110 else ",\n        ".join(parameters.split(", ")) + ","
+        signature = f"    {'async ' if is_async else ''}def {entry.name}(\n        {joined}\n    ) -> {entry.returns}:"
+    lines = [signature, f'        """{doc}{closing}"""']
     if entry.limits:
         lines.append("        limits = self._core.configuration.limits")
-    lines.append(f"        return {awaited(entry.answer) if is_async else entry.answer.replace('response(', call + '(')}")
+    for line in entry.body.split("\n"):
+        if "response(" in line:
+            line = awaited(line) if is_async else line.replace("response(", "self._core.call_blocking(")
+        lines.append(f"        {line}")
     return "\n".join(lines)
 
 
@@ -162,7 +227,7 @@ def source() -> str:
     ]:
         body = "\n\n".join(method(entry, is_async) for entry in TABLE)
         parts.append(
-            f'\n\nclass {name}:\n    """The requests that only ask syncd and read its answer: {summary}."""\n\n'
+            f'\n\nclass {name}:\n    """The requests to syncd: {summary}."""\n\n'
             f"    _core: ClientCore\n\n{body}\n"
         )
     return "".join(parts)

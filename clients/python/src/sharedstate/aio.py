@@ -21,7 +21,7 @@ import asyncio
 import inspect
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from types import TracebackType
 from typing import Any
 
@@ -33,14 +33,9 @@ from ._request_methods import AsyncRequestMethods
 from .errors import Conflict, NotFound, Unavailable
 from .locations import client_socket_path
 from .types import (
-    Compare,
     ConnectionState,
     Limits,
-    Operation,
-    PutResult,
-    TransactionResult,
     WatchBatch,
-    encode_value,
 )
 
 __all__ = ["AsyncClient", "AsyncWatch", "connect"]
@@ -209,57 +204,6 @@ class AsyncClient(AsyncRequestMethods):
             return (await self.get(key)).value
         except NotFound:
             return default
-
-    async def put(
-        self, key: str, value: Any, *, if_version: int | None = None, ephemeral: bool = False, cause: str | None = None
-    ) -> PutResult:
-        """Sets ``key`` to ``value``, encoded as JSON (a :class:`~sharedstate.RawJSON` is sent as is).
-
-        ``if_version`` writes only if the key is at that version; 0 means "only if it does not
-        exist". ``ephemeral`` binds the key to this client: syncd deletes it when the connection
-        ends, and the client puts it back after reconnecting (presence). ``cause`` says why, in
-        the writer's words (``"door-lock: requestApplied(r7)"``): syncd keeps it with the revision,
-        :meth:`history` and watchers' ``changes`` batches show it. At most 256 bytes of UTF-8,
-        no control characters; ``None`` or ``""`` gives none.
-
-        Raises :class:`~sharedstate.Conflict` when ``if_version`` does not match,
-        :class:`~sharedstate.InvalidArgument` or :class:`~sharedstate.TooLarge` for a bad key,
-        value or cause, :class:`~sharedstate.Unavailable` when syncd is gone.
-        """
-        limits = self._core.configuration.limits
-        data = encode_value(value)
-        frame = requests.put_request(key, data, if_version, ephemeral, limits, cause)
-        result = requests.put_result_of(await self._core.call(frame, "put"))
-        self._core.note_presence([(key, data if ephemeral else None)])
-        return result
-
-    async def delete(self, key: str, *, if_version: int | None = None, cause: str | None = None) -> int:
-        """Removes ``key`` and returns the revision of the removal. Raises
-        :class:`~sharedstate.NotFound` when it does not exist, :class:`~sharedstate.Conflict` when
-        ``if_version`` does not match. ``cause`` says why, as for :meth:`put`."""
-        limits = self._core.configuration.limits
-        response = await self._core.call(requests.delete_request(key, if_version, limits, cause), "delete")
-        self._core.note_presence([(key, None)])
-        return int(response.revision)
-
-    async def transaction(
-        self,
-        compares: Sequence[Compare] = (),
-        on_success: Sequence[Operation] = (),
-        on_failure: Sequence[Operation] = (),
-        *,
-        cause: str | None = None,
-    ) -> TransactionResult:
-        """If every compare holds, applies ``on_success``, otherwise ``on_failure``: atomically, as
-        one revision that watchers see in one batch. A failed compare is not an error
-        (``succeeded`` is false); an operation's own ``if_version`` that fails raises
-        :class:`~sharedstate.Conflict` and nothing is applied. ``cause`` says why, as for
-        :meth:`put`; it covers the revision of whichever branch writes."""
-        limits = self._core.configuration.limits
-        frame, success, failure = requests.transaction_request(compares, on_success, on_failure, limits, cause)
-        result = requests.transaction_result_of(await self._core.call(frame, "transaction"))
-        self._core.note_presence(success if result.succeeded else failure)
-        return result
 
     async def update(
         self,

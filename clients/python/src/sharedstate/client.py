@@ -18,7 +18,7 @@ import concurrent.futures
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from . import _requests as requests
@@ -29,14 +29,9 @@ from ._request_methods import RequestMethods
 from .aio import make_configuration
 from .errors import Conflict, NotFound, Unavailable
 from .types import (
-    Compare,
     ConnectionState,
     Limits,
-    Operation,
-    PutResult,
-    TransactionResult,
     WatchBatch,
-    encode_value,
 )
 
 __all__ = ["Client", "Watch", "connect"]
@@ -181,57 +176,6 @@ class Client(RequestMethods):
             return self.get(key).value
         except NotFound:
             return default
-
-    def put(
-        self, key: str, value: Any, *, if_version: int | None = None, ephemeral: bool = False, cause: str | None = None
-    ) -> PutResult:
-        """Sets ``key`` to ``value``, encoded as JSON (a :class:`~sharedstate.RawJSON` is sent as is).
-
-        ``if_version`` writes only if the key is at that version; 0 means "only if it does not
-        exist". ``ephemeral`` binds the key to this client: syncd deletes it when the connection
-        ends, and the client puts it back after reconnecting (presence). ``cause`` says why, in
-        the writer's words (``"door-lock: requestApplied(r7)"``): syncd keeps it with the revision,
-        :meth:`history` and watchers' ``changes`` batches show it. At most 256 bytes of UTF-8,
-        no control characters; ``None`` or ``""`` gives none.
-
-        Raises :class:`~sharedstate.Conflict` when ``if_version`` does not match,
-        :class:`~sharedstate.InvalidArgument` or :class:`~sharedstate.TooLarge` for a bad key,
-        value or cause, :class:`~sharedstate.Unavailable` when syncd is gone.
-        """
-        limits = self._core.configuration.limits
-        data = encode_value(value)
-        frame = requests.put_request(key, data, if_version, ephemeral, limits, cause)
-        result = requests.put_result_of(self._core.call_blocking(frame, "put"))
-        self._core.note_presence([(key, data if ephemeral else None)])
-        return result
-
-    def delete(self, key: str, *, if_version: int | None = None, cause: str | None = None) -> int:
-        """Removes ``key`` and returns the revision of the removal. Raises
-        :class:`~sharedstate.NotFound` when it does not exist, :class:`~sharedstate.Conflict` when
-        ``if_version`` does not match. ``cause`` says why, as for :meth:`put`."""
-        limits = self._core.configuration.limits
-        response = self._core.call_blocking(requests.delete_request(key, if_version, limits, cause), "delete")
-        self._core.note_presence([(key, None)])
-        return int(response.revision)
-
-    def transaction(
-        self,
-        compares: Sequence[Compare] = (),
-        on_success: Sequence[Operation] = (),
-        on_failure: Sequence[Operation] = (),
-        *,
-        cause: str | None = None,
-    ) -> TransactionResult:
-        """If every compare holds, applies ``on_success``, otherwise ``on_failure``: atomically, as
-        one revision that watchers see in one batch. A failed compare is not an error
-        (``succeeded`` is false); an operation's own ``if_version`` that fails raises
-        :class:`~sharedstate.Conflict` and nothing is applied. ``cause`` says why, as for
-        :meth:`put`; it covers the revision of whichever branch writes."""
-        limits = self._core.configuration.limits
-        frame, success, failure = requests.transaction_request(compares, on_success, on_failure, limits, cause)
-        result = requests.transaction_result_of(self._core.call_blocking(frame, "transaction"))
-        self._core.note_presence(success if result.succeeded else failure)
-        return result
 
     def update(
         self,
