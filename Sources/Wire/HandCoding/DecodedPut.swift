@@ -29,17 +29,8 @@ package struct DecodedPut: Equatable, Sendable {
 
     /// The put in `payload` (a `ClientFrame` whose `request` is a put), or nil for any other frame.
     package init?(frame payload: ByteBuffer) {
-        let decoded: DecodedPut? = payload.withUnsafeReadableBytes { bytes in
-            var frame = ProtobufFieldReader(bytes)
-            // ClientFrame.request and nothing else.
-            guard frame.nextTag() == Self.tag(WireFields.ClientFrame.request, .lengthDelimited), let request = frame.lengthDelimited(),
-                frame.isAtEnd
-            else {
-                return nil
-            }
-            return Self(request: request)
-        }
-        guard let decoded else { return nil }
+        guard let decoded = ProtobufFieldReader.soleMessage(WireFields.ClientFrame.request, of: payload, { Self(request: $0) })
+        else { return nil }
         self = decoded
     }
 

@@ -1,6 +1,8 @@
+import NIOCore
+
 /// Reads protobuf fields from a message's bytes in place, for the few messages each side decodes
-/// by hand on its hot path (syncd's puts, `DecodedPut`; the client's watch events,
-/// `WatchEventFrame`) instead of through SwiftProtobuf's generic decoding; field numbers are in
+/// by hand on its hot path (syncd's puts, `DecodedPut`; the client's watch events and write
+/// answers, `WatchEventFrame` and `WriteAnswerFrame`) instead of through SwiftProtobuf's generic decoding; field numbers are in
 /// ``WireFields``. Each read returns nil when the bytes end
 /// too soon or are not in the expected shape; the caller then leaves the whole frame to
 /// SwiftProtobuf.
@@ -25,6 +27,21 @@ package struct ProtobufFieldReader {
     }
 
     package var isAtEnd: Bool { offset == bytes.count }
+
+    /// What `read` makes of the message in field `number` of a frame (a `ClientFrame` or a
+    /// `ServerFrame`) that holds that field and nothing else; nil for any other frame, or when
+    /// `read` returns nil. The frames read by hand are each one such field.
+    package static func soleMessage<Value>(
+        _ number: UInt8, of payload: ByteBuffer, _ read: (UnsafeRawBufferPointer) -> Value?
+    ) -> Value? {
+        payload.withUnsafeReadableBytes { bytes in
+            var frame = ProtobufFieldReader(bytes)
+            guard frame.nextTag() == tag(number, .lengthDelimited), let message = frame.lengthDelimited(), frame.isAtEnd else {
+                return nil
+            }
+            return read(message)
+        }
+    }
 
     /// The next field's key, when it fits in one byte (field numbers below 16), else nil.
     package mutating func nextTag() -> UInt8? {

@@ -42,17 +42,8 @@ package struct WatchEventFrame: Equatable {
     /// The event in `payload` (a `ServerFrame` whose `event` is not `ENDED`), or nil for any
     /// other frame.
     package init?(frame payload: ByteBuffer) {
-        let decoded: WatchEventFrame? = payload.withUnsafeReadableBytes { bytes in
-            var frame = ProtobufFieldReader(bytes)
-            // ServerFrame.event and nothing else.
-            guard frame.nextTag() == Self.tag(WireFields.ServerFrame.event, .lengthDelimited), let event = frame.lengthDelimited(),
-                frame.isAtEnd
-            else {
-                return nil
-            }
-            return Self(event: event)
-        }
-        guard let decoded else { return nil }
+        guard let decoded = ProtobufFieldReader.soleMessage(WireFields.ServerFrame.event, of: payload, { Self(event: $0) })
+        else { return nil }
         self = decoded
     }
 

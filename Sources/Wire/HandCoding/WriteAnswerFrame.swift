@@ -46,16 +46,8 @@ package struct WriteAnswerFrame {
 
     /// The answer in `payload`, or nil for any other frame.
     package init?(frame payload: ByteBuffer) {
-        let decoded: Sharedstate_V1_Response? = payload.withUnsafeReadableBytes { bytes in
-            var frame = ProtobufFieldReader(bytes)
-            guard frame.nextTag() == ProtobufFieldReader.tag(WireFields.ServerFrame.response, .lengthDelimited),
-                let response = frame.lengthDelimited(), frame.isAtEnd
-            else {
-                return nil
-            }
-            return Self.response(response)
-        }
-        guard let decoded else { return nil }
+        guard let decoded = ProtobufFieldReader.soleMessage(WireFields.ServerFrame.response, of: payload, Self.response)
+        else { return nil }
         response = decoded
     }
 
