@@ -254,10 +254,11 @@ let package = Package(
             dependencies: ["SharedState", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/feature-bench"
         ),
+        .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(
             name: "SharedStateWireTests",
             dependencies: [
-                "SharedStateWire",
+                "TestSupport", "SharedStateWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 // The reference the hand codecs' bytes are checked against.
@@ -267,7 +268,7 @@ let package = Package(
         .testTarget(
             name: "SharedStateTests",
             dependencies: [
-                "SharedState", "SyncClient", "SharedStateWire",
+                "TestSupport", "SharedState", "SyncClient", "SharedStateWire",
                 "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -279,7 +280,7 @@ let package = Package(
         .testTarget(
             name: "SyncDaemonTests",
             dependencies: [
-                "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
+                "TestSupport", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -308,7 +309,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
+                "TestSupport", "SyncClient", "EtcdClient", "SyncDaemon", "SyncEngine", "SyncSQLite", "SyncEtcd", "SyncServer", "SharedStateWire",
                 .product(name: "Logging", package: "swift-log"),
                 // To read a stopped syncd's database as it was left.
                 .product(name: "GRDB", package: "GRDB.swift"),

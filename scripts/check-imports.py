@@ -45,6 +45,8 @@ LAYERS = {
     "feature-bench": ("client", 4),
     "syncctl": ("client", 4),
     "etcd-bench": ("shared", 4),
+    # What test targets share (the seeded generator): nothing of the package's below it.
+    "TestSupport": ("shared", 0),
 }
 
 # What a target may not use even when declared: the engine holds values and decides, the server

@@ -1,10 +1,11 @@
+import TestSupport
 import Testing
 
 @testable import SyncClient
 
 @Suite struct BackoffTests {
     @Test func delaysDoubleUpToTheMaximumEachWithJitterInItsUpperHalf() {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         var backoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(400))
         let steps: [Duration] = [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(400)]
         var delays: [Duration] = []

@@ -2,25 +2,12 @@ import Foundation
 import SharedState
 import SharedStateWire
 import SwiftProtobuf
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A deterministic pseudo-random generator (SplitMix64), so a failing run can be repeated with its
-/// seed (`FUZZ_SEED`).
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A blocking Unix socket client that speaks raw frames.
 private final class FrameSocket: Sendable {
@@ -220,7 +207,7 @@ private final class FrameSocket: Sendable {
         ),
     ]
 
-    private static func mutate(_ input: [UInt8], using random: inout SplitMix64) -> [UInt8] {
+    private static func mutate(_ input: [UInt8], using random: inout SeededGenerator) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &random) {
             switch Int.random(in: 0..<7, using: &random) {
@@ -302,7 +289,7 @@ private final class FrameSocket: Sendable {
         let environment = ProcessInfo.processInfo.environment
         let seconds = environment["FUZZ_SECONDS"].flatMap(Double.init) ?? 5
         let seed = environment["FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var executions = 0
         try await withDaemon { socket in
             let bystander = try await connect(socket, name: "bystander")

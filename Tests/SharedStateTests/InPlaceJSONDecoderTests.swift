@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncClient
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func randomValuesRoundTripThroughJSONEncoder() throws {
-        var generator = SplitMix64(seed: 38)
+        var generator = SeededGenerator(seed: 38)
         for _ in 0..<300 {
             let value = SensorReport.random(using: &generator)
             let encoder = JSONEncoder()
@@ -52,7 +53,7 @@ import Testing
     @Test func damagedDocumentsAreDecodedAsJSONDecoderDecodesThemOrLeftToIt() throws {
         // Bytes flipped, dropped, doubled or cut off from valid documents: the in-place decoder
         // must give JSONDecoder's value or nothing, and nothing wherever JSONDecoder refuses.
-        var generator = SplitMix64(seed: 2026)
+        var generator = SeededGenerator(seed: 2026)
         let replacements = Array(#"{}[]",:"\/0123456789.eE+-truefalsn \#t\#n"#.utf8) + [0x00, 0x7F, 0xC3, 0xA9, 0xFF]
         var decodedInPlace = 0
         for _ in 0..<3_000 {
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func everyDoubleAndFloatComesBackBitForBit() throws {
-        var generator = SplitMix64(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         for _ in 0..<2_000 {
             let double = Double(bitPattern: generator.next())
             let float = Float(bitPattern: UInt32(truncatingIfNeeded: generator.next()))
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func decimalTextReadAsFloatOrDoubleMatchesJSONDecoder() throws {
-        var generator = SplitMix64(seed: 11)
+        var generator = SeededGenerator(seed: 11)
         for _ in 0..<2_000 {
             let digits = (0..<Int.random(in: 1...20, using: &generator)).map { _ in String(Int.random(in: 0...9, using: &generator)) }
             let text =
@@ -111,7 +112,7 @@ import Testing
     @Test func aFloatIsRoundedOnceFromItsDigitsAsJSONDecoderRoundsIt() throws {
         // Just above the midpoint of two neighbouring Floats, by less than half a Double's step:
         // rounded through a Double first it would land on the midpoint and round to even instead.
-        var generator = SplitMix64(seed: 5)
+        var generator = SeededGenerator(seed: 5)
         for _ in 0..<500 {
             // 1 to 2^23, where 60 digits write the midpoint exactly.
             let below = Float(bitPattern: UInt32.random(in: 0x3F80_0000...0x4AFF_FFFF, using: &generator) & ~1)
@@ -261,7 +262,7 @@ private struct SensorReport: Codable, Equatable {
     var mode: Mode
     var tags: [String: Int]
 
-    static func random(using generator: inout SplitMix64) -> SensorReport {
+    static func random(using generator: inout SeededGenerator) -> SensorReport {
         let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "é", "한", "😀", "\u{7F}"]
         func text() -> String {
             String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })

@@ -1,5 +1,6 @@
 import Foundation
 import SharedStateWire
+import TestSupport
 import Testing
 
 /// The package's one JSON grammar (`JSONScanner`) against Foundation's parser, and its two uses
@@ -15,7 +16,7 @@ import Testing
 /// whose halves JSON leaves to the reader.
 @Suite struct JSONGrammarTests {
     @Test(arguments: 0..<6) func acceptsExactlyWhatFoundationAccepts(seed: Int) {
-        var random = SplitMix(seed: UInt64(seed) &* 7919 &+ 17)
+        var random = SeededGenerator(seed: UInt64(seed) &* 7919 &+ 17)
         var disagreements: [String] = []
         var accepted = 0
         var compared = 0
@@ -44,7 +45,7 @@ import Testing
     }
 
     /// A random well-formed document of at most a few levels.
-    private static func document(depth: Int, random: inout SplitMix) -> String {
+    private static func document(depth: Int, random: inout SeededGenerator) -> String {
         let choice = depth >= 4 ? random.next() % 4 : random.next() % 7
         switch choice {
         case 0: return ["0", "-0", "12", "-3.25", "1e5", "2.5E-3", "100", "7e+2"][Int(random.next() % 8)]
@@ -68,7 +69,7 @@ import Testing
     private static let alphabet =
         Array(#"{}[],:"\ -+.eE0123456789tfnulrsa"#.utf8) + [0x0A, 0x09, 0x01, 0xC3, 0xA9, 0xE2, 0x9C, 0x93, 0xFF, 0x80]
 
-    private static func mutate(_ document: [UInt8], times: Int, random: inout SplitMix) -> [UInt8] {
+    private static func mutate(_ document: [UInt8], times: Int, random: inout SeededGenerator) -> [UInt8] {
         var bytes = document
         for _ in 0..<times {
             let position = bytes.isEmpty ? 0 : Int(random.next() % UInt64(bytes.count + 1))
@@ -118,68 +119,38 @@ import Testing
 
     /// Whether a comma outside strings is followed by a closing bracket (whitespace between).
     private static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
-        var afterComma = false
-        var inString = false
-        var escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true; afterComma = false
-            case UInt8(ascii: ","): afterComma = true
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): if afterComma { return true }
-            case 0x20, 0x0A, 0x0D, 0x09: break
-            default: afterComma = false
-            }
+        let structure = outsideStrings(bytes).filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+        return zip(structure, structure.dropFirst()).contains {
+            $0 == UInt8(ascii: ",") && ($1 == UInt8(ascii: "]") || $1 == UInt8(ascii: "}"))
         }
-        return false
     }
 
     /// The colons outside strings: one per member.
     private static func memberCount(_ bytes: [UInt8]) -> Int {
-        var count = 0
+        outsideStrings(bytes).filter { $0 == UInt8(ascii: ":") }.count
+    }
+
+    /// The bytes outside strings, each string (its escapes followed) left as one quote.
+    private static func outsideStrings(_ bytes: [UInt8]) -> [UInt8] {
+        var outside: [UInt8] = []
         var inString = false
         var escaped = false
         for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
+            if !inString {
+                outside.append(byte)
+                inString = byte == UInt8(ascii: "\"")
+            } else if escaped {
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
             } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: ":") {
-                count += 1
+                inString = false
             }
         }
-        return count
+        return outside
     }
 
     private static func show(_ bytes: [UInt8]) -> String {
         String(decoding: bytes, as: UTF8.self).debugDescription + " \(bytes.filter { $0 >= 0x80 || $0 < 0x20 })"
-    }
-}
-
-/// A seeded generator (SplitMix64), so that a failing seed fails again.
-private struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

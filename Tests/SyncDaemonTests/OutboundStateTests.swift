@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import SharedStateWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine

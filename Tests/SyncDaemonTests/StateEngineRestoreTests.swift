@@ -1,5 +1,6 @@
 import Foundation
 import SharedStateWire
+import TestSupport
 import Testing
 
 @testable import SyncDaemon

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import SharedStateWire
+import TestSupport
 import Testing
 
 @testable import SyncDaemon
@@ -165,22 +166,5 @@ extension WatchRegistry {
 
     static func entry(_ key: String, revision: UInt64) -> Entry {
         Entry(key: key, value: Data("1".utf8), version: 1, createRevision: revision, modRevision: revision)
-    }
-}
-
-/// A seeded pseudo-random generator (SplitMix64), so a failing case repeats with its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

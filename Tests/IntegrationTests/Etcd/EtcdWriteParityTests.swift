@@ -1,6 +1,7 @@
 import EtcdClient
 import Foundation
 import SharedStateWire
+import TestSupport
 import Testing
 
 @testable import SyncDaemon
@@ -20,7 +21,7 @@ struct EtcdWriteParityTests {
         let space = try EtcdKeySpace(prefix: "/parity/")
         try await withEtcd(size: 1) { cluster, etcd in
             var model = PlannerModel()
-            var generator = SplitMix(seed: 0x5eed_e7cd)
+            var generator = SeededGenerator(seed: 0x5eed_e7cd)
             let requests = Self.scripted + (0..<400).map { _ in Self.randomRequest(&generator) }
             for (index, request) in requests.enumerated() {
                 let expected = model.apply(request)
@@ -76,7 +77,7 @@ struct EtcdWriteParityTests {
 
     static func json(_ number: Int) -> Data { Data("\(number)".utf8) }
 
-    static func randomRequest(_ generator: inout SplitMix) -> WriteRequest {
+    static func randomRequest(_ generator: inout SeededGenerator) -> WriteRequest {
         let keys = ["a", "b", "c", "d/e"]
         func key() -> String { keys[Int(generator.next() % UInt64(keys.count))] }
         func version() -> UInt64? { generator.next() % 3 == 0 ? nil : generator.next() % 4 }
@@ -165,18 +166,5 @@ struct PlannerModel {
         case .expired: .expired(revision: 0)
         case .restored(_, let puts, let deletes): .restored(revision: 0, puts: puts, deletes: deletes)
         }
-    }
-}
-
-/// A small seeded generator, so a failing sequence can be run again.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
