@@ -171,3 +171,178 @@ struct EntryArena: Sendable {
         slabRecords[number].openPlace = -1
     }
 }
+
+/// The slabs an ``EntryTable``'s entries are in, by number: what turns an ``EntryHandle`` into
+/// the entry's bytes.
+///
+/// Shared, not copied, by every copy of the table's ``KeyOrder``: a copy read without the
+/// engine's lock holds the slabs its handles name, and, as long as it is held, the
+/// ``EntryArena`` neither changes these in place (it copies them first) nor reuses a cell of any
+/// of their slabs, since none of them is then held only here.
+///
+/// Its slots are the object's own tail-allocated elements, read through a pointer: read for
+/// every key the index and the order compare, an array in a class's `var` cost a run-time
+/// exclusivity check each time. It does not grow: ``copy(minimumCapacity:)`` makes a larger one.
+///
+/// Changed only by the arena, and only while nothing else holds it: what makes ``KeyOrder``,
+/// which holds it, `@unchecked Sendable` (a `ManagedBuffer` cannot be `Sendable` itself).
+final class EntrySlabs: ManagedBuffer<Int, EntrySlabs.Slot> {
+    /// A slab, and where its cells are and how large each is: read for every handle, without
+    /// touching the slab object.
+    struct Slot {
+        var slab: EntrySlab?
+        var cells: UnsafeMutablePointer<UInt8>?
+        var cellSize: Int
+    }
+
+    /// Room for `capacity` slabs, numbers 0 (never used) to `capacity - 1`, none there yet.
+    static func make(capacity: Int = 8) -> EntrySlabs {
+        let made = create(minimumCapacity: capacity) { _ in capacity }
+        made.withUnsafeMutablePointerToElements { $0.initialize(repeating: Slot(slab: nil, cells: nil, cellSize: 0), count: capacity) }
+        return unsafeDowncast(made, to: EntrySlabs.self)
+    }
+
+    deinit {
+        withUnsafeMutablePointers { capacity, slots in _ = slots.deinitialize(count: capacity.pointee) }
+    }
+
+    /// How many slab numbers it has room for.
+    var slotCount: Int { withUnsafeMutablePointerToHeader { $0.pointee } }
+
+    /// A copy holding the same slabs, with room for at least `minimumCapacity`.
+    func copy(minimumCapacity: Int = 0) -> EntrySlabs {
+        let count = slotCount
+        let copy = EntrySlabs.make(capacity: max(count, minimumCapacity))
+        withUnsafeMutablePointerToElements { slots in
+            copy.withUnsafeMutablePointerToElements { $0.update(from: slots, count: count) }
+        }
+        return copy
+    }
+
+    /// Where the entry `handle` names starts.
+    @inline(__always)
+    func bytes(_ handle: EntryHandle) -> UnsafePointer<UInt8> {
+        withUnsafeMutablePointerToElements { slots in
+            let slot = slots + handle.slab
+            return UnsafePointer(slot.pointee.cells.unsafelyUnwrapped + handle.cell * slot.pointee.cellSize)
+        }
+    }
+
+    /// The entry `handle` names, holding its slab.
+    func entry(_ handle: EntryHandle) -> StoredEntry {
+        let slab = withUnsafeMutablePointerToElements { $0[handle.slab].slab.unsafelyUnwrapped }
+        return StoredEntry(slab: slab, bytes: bytes(handle))
+    }
+
+    /// The handle of `entry`, when its cell is one of these slabs'.
+    func handle(of entry: StoredEntry) -> EntryHandle? {
+        let size = entry.slab.size
+        guard size.number > 0, size.number < slotCount else { return nil }
+        return withUnsafeMutablePointerToElements { slots in
+            let slot = slots + size.number
+            guard slot.pointee.slab === entry.slab, let cells = slot.pointee.cells else { return nil }
+            return EntryHandle(slab: size.number, cell: (UnsafeMutablePointer(mutating: entry.bytes) - cells) / size.cellSize)
+        }
+    }
+
+    /// The key of the entry `handle` names, valid while this holds its slab.
+    @inline(__always)
+    func key(_ handle: EntryHandle) -> UnsafeBufferPointer<UInt8> {
+        EntryBytes.key(at: bytes(handle))
+    }
+
+    /// How many slabs it holds.
+    var count: Int {
+        withUnsafeMutablePointers { capacity, slots in
+            (0..<capacity.pointee).reduce(0) { $0 + (slots[$1].slab == nil ? 0 : 1) }
+        }
+    }
+
+    /// Whether only this holds slab `number`: no entry made from it is held anywhere.
+    func holdsAlone(_ number: Int) -> Bool {
+        withUnsafeMutablePointerToElements { isKnownUniquelyReferenced(&$0[number].slab) }
+    }
+
+    /// Puts `slab` under `number`, which is below ``slotCount``.
+    func set(_ slab: EntrySlab?, at number: Int) {
+        precondition(number > 0 && number < slotCount, "slab number \(number) out of range")
+        withUnsafeMutablePointerToElements { slots in
+            slots[number] = Slot(slab: slab, cells: slab?.cells, cellSize: slab?.size.cellSize ?? 0)
+        }
+    }
+}
+
+/// Cells of one size, side by side in one allocation, each holding an entry's bytes
+/// (``EntryBytes``) or nothing yet: what an ``EntryArena`` shares out, and what a
+/// ``StoredEntry`` holds to keep its bytes alive.
+///
+/// Its tail-allocated bytes stay where they are for the slab's life (it is a heap object), so
+/// pointers into ``cells`` are good for as long as the slab is held.
+final class EntrySlab: ManagedBuffer<EntrySlabSize, UInt8> {
+    /// A slab of `cellCount` cells of `cellSize` bytes, number `number` of an ``EntrySlabs``
+    /// (0: of none, an entry's own).
+    static func make(cellSize: Int, cellCount: Int, number: Int = 0) -> EntrySlab {
+        let made = create(minimumCapacity: cellSize * cellCount) { _ in EntrySlabSize(cellSize: cellSize, number: number) }
+        return unsafeDowncast(made, to: EntrySlab.self)
+    }
+
+    /// Where the cells start.
+    var cells: UnsafeMutablePointer<UInt8> {
+        withUnsafeMutablePointerToElements { $0 }
+    }
+
+    /// The size of each cell, and the slab's number.
+    var size: EntrySlabSize {
+        withUnsafeMutablePointerToHeader { $0.pointee }
+    }
+}
+
+/// How large an ``EntrySlab``'s cells are, and the slab's number in the ``EntrySlabs`` it was
+/// made for (0: none, an entry's own).
+struct EntrySlabSize {
+    let cellSize: Int
+    let number: Int
+}
+
+/// A cell for an entry not yet written: one an ``EntryTable`` gave out
+/// (``EntryTable/makeCell(byteCount:)``, where planning writes a put), or the one cell of an
+/// entry's own slab (``StoredEntry/make(_:)``).
+///
+/// `@unchecked Sendable`: the cell is written once, by whoever took it, before the entry it
+/// becomes is handed to anyone.
+struct EntryCell: @unchecked Sendable {
+    let slab: EntrySlab
+    let bytes: UnsafeMutablePointer<UInt8>
+
+    /// Writes the entry, which must take the cell's byte count, and returns it.
+    func write(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, numbers: StoredEntry.Numbers) -> StoredEntry {
+        EntryBytes.write(key: key, value: value, numbers: numbers, to: bytes)
+        return StoredEntry(slab: slab, bytes: bytes)
+    }
+}
+
+/// Where an ``EntryTable`` keeps an entry: a cell of one of its ``EntrySlabs``, in 4 bytes, so
+/// that the key index and the key order take 4 bytes an entry instead of a reference's 8.
+///
+/// The slab's number in the upper 22 bits (numbers start at 1, so no handle is 0), the cell's in
+/// the lower 10.
+struct EntryHandle: Hashable, Sendable {
+    let raw: UInt32
+
+    static let cellBits: UInt32 = 10
+    /// The most cells a slab can have.
+    static let cellLimit = 1 << cellBits
+    /// The most slabs there can be, number 0 unused.
+    static let slabLimit = 1 << (32 - cellBits)
+
+    init(slab: Int, cell: Int) {
+        raw = UInt32(truncatingIfNeeded: slab) << Self.cellBits | UInt32(truncatingIfNeeded: cell)
+    }
+
+    init(raw: UInt32) {
+        self.raw = raw
+    }
+
+    var slab: Int { Int(raw >> Self.cellBits) }
+    var cell: Int { Int(raw & (UInt32(Self.cellLimit) - 1)) }
+}

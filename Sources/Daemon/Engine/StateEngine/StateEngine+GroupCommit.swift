@@ -90,7 +90,7 @@ package extension StateEngine {
     /// Call it once, before ``run()`` and before any client connects. A backend that forwards
     /// writes has none to delete here: its store expires them (etcd: their leases).
     func expireEphemeralKeysOfPreviousRun() throws(SharedStateError) {
-        guard case .plannedHere(let store) = backend.writes else { return }
+        guard case .plannedHere(let store) = self.writes else { return }
         let keys = published.withLock { state in
             state.ephemeralKeys.values.flatMap { $0 }
         }

@@ -6,7 +6,7 @@ package extension StateEngine {
     /// deleted too: for a ``RevisionStore``, the writer looks the keys up when it gets to this
     /// request; a ``WriteForwarder`` ends the session after its writes.
     func endSession(_ session: UInt64) {
-        switch backend.writes {
+        switch self.writes {
         case .plannedHere:
             submit(.expireEphemeral(session: session, keys: []), origin: .syncd("session \(session) ended")) { [logger] result in
                 if case .failure(let error) = result {

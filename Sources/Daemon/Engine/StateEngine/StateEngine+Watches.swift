@@ -291,16 +291,4 @@ package extension StateEngine {
         handOver(place)
         return ended
     }
-
-    /// Hands over what ``DeliveryOrder/place(_:waiting:)`` left to the caller, once it has
-    /// released the state lock.
-    internal func handOver(_ place: DeliveryOrder.Place) {
-        delivery.handOver(place) {
-            published.withLock { state in
-                var waiting: [DeliveryRound] = []
-                swap(&waiting, &state.waitingRounds)
-                return waiting
-            }
-        }
-    }
 }

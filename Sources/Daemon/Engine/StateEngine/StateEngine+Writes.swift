@@ -44,11 +44,23 @@ package extension StateEngine {
         handOver(published.withLock { delivery.place(round, waiting: &$0.waitingRounds) })
     }
 
+    /// Hands over what ``DeliveryOrder/place(_:waiting:)`` left to the caller, once it has
+    /// released the state lock.
+    internal func handOver(_ place: DeliveryOrder.Place) {
+        delivery.handOver(place) {
+            published.withLock { state in
+                var waiting: [DeliveryRound] = []
+                swap(&waiting, &state.waitingRounds)
+                return waiting
+            }
+        }
+    }
+
     static let shuttingDown = SharedStateError(.unavailable, "syncd is shutting down and takes no more writes")
 
     /// Hands writes to the writer or to the backend, by how the backend commits them.
     private func take(_ writes: some Collection<PendingWrite>, mayCommitHere: Bool) -> Bool {
-        switch backend.writes {
+        switch self.writes {
         case .plannedHere(let store): enqueue(writes, for: store, mayCommitHere: mayCommitHere)
         case .forwarded(let forwarder): forwarder.forward(writes) { [self] write, result in answer([write], with: [result]) }
         }
@@ -58,7 +70,7 @@ package extension StateEngine {
     /// reporting its store's revisions for a ``WriteForwarder``. Returns once the writes taken
     /// before the shutdown are answered.
     func runWrites() async {
-        switch backend.writes {
+        switch self.writes {
         case .plannedHere(let store):
             await runWriter(for: store)
         case .forwarded(let forwarder):
@@ -68,7 +80,7 @@ package extension StateEngine {
 
     /// Stops taking writes; ``runWrites()`` returns once those already taken are answered.
     func shutDown() {
-        switch backend.writes {
+        switch self.writes {
         case .plannedHere: queue.close()
         case .forwarded(let forwarder): forwarder.shutDown()
         }

@@ -91,6 +91,8 @@ package final class StateEngine: Sendable {
 
     // Shared with the extensions that make up the engine; nothing outside them touches these.
     let backend: any StateBackend
+    /// How the backend commits writes, asked once: every submission goes by it.
+    let writes: BackendWrites
     let configuration: Configuration
     let logger: Logger
     let published: Mutex<Published>
@@ -115,6 +117,7 @@ package final class StateEngine: Sendable {
     ) {
         precondition(configuration.progressInterval > .zero, "the progress interval must be positive")
         self.backend = backend
+        self.writes = backend.writes
         self.delivery = DeliveryOrder(sink: sink)
         self.lastSessionIDOfEarlierRuns = state.lastSessionID
         self.configuration = configuration
@@ -147,7 +150,7 @@ package final class StateEngine: Sendable {
     /// (see ``WriteForwarder/consistentEntry(_:)``); otherwise the engine's own is, since it
     /// publishes every write before answering it.
     package func consistentEntry(_ key: String) async throws(SharedStateError) -> (entry: Entry?, revision: UInt64) {
-        switch backend.writes {
+        switch self.writes {
         case .plannedHere: entry(key)
         case .forwarded(let forwarder): try await forwarder.consistentEntry(key)
         }

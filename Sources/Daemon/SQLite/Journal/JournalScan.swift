@@ -151,15 +151,10 @@ package struct JournalScan: Sendable {
         guard first <= last, first != 0 || isWriters, file.count - bodyStart >= length else { return nil }
         if let expected, first != expected, !isWriters { return nil }
         let body = UnsafeRawBufferPointer(rebasing: file[bodyStart..<bodyStart + length])
-        guard checksum(salt: salt, header: header, body: body) == UInt32(littleEndianBytes: header, at: 0) else { return nil }
+        guard SegmentJournal.checksum(salt: salt, header: header, body: body) == UInt32(littleEndianBytes: header, at: 0) else {
+            return nil
+        }
         guard isWriters else { return .segment(Segment(first: first, last: last, body: Data(body))) }
         return JournalWriters.writers(in: body).map { .writers($0, bodyBytes: length) }
-    }
-
-    /// A record's checksum: the salt, the record's header after the checksum itself, the body.
-    static func checksum(salt: UInt64, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> UInt32 {
-        let salted = withUnsafeBytes(of: salt.littleEndian) { CRC32C.checksum($0) }
-        let headed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[4...]), continuing: salted)
-        return CRC32C.checksum(body, continuing: headed)
     }
 }

@@ -215,7 +215,7 @@ package final class SegmentJournal: Sendable {
                     header.storeBytes(of: UInt32(body.count).littleEndian, toByteOffset: 4, as: UInt32.self)
                     header.storeBytes(of: first.littleEndian, toByteOffset: 8, as: UInt64.self)
                     header.storeBytes(of: last.littleEndian, toByteOffset: 16, as: UInt64.self)
-                    let crc = JournalScan.checksum(salt: open.header.salt, header: UnsafeRawBufferPointer(header), body: body)
+                    let crc = Self.checksum(salt: open.header.salt, header: UnsafeRawBufferPointer(header), body: body)
                     header.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
                     do {
                         if !mayDeferSync { Failpoint.journalBeforeAppend.hit() }
@@ -430,5 +430,14 @@ package final class SegmentJournal: Sendable {
 
     private static func error(_ path: String, _ what: String, _ code: Int32) -> StorageError {
         StorageError(path: path, message: "\(what) the segment journal: \(String(cString: strerror(code)))")
+    }
+}
+
+extension SegmentJournal {
+    /// A record's checksum: the salt, the record's header after the checksum itself, the body.
+    static func checksum(salt: UInt64, header: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> UInt32 {
+        let salted = withUnsafeBytes(of: salt.littleEndian) { CRC32C.checksum($0) }
+        let headed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[4...]), continuing: salted)
+        return CRC32C.checksum(body, continuing: headed)
     }
 }
