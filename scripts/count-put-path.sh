@@ -11,7 +11,7 @@
 # than in the first: at least once per put. Start-up, shutdown, timers and per-connection work
 # run as often in both runs and cancel out.
 #
-# Builds syncd with coverage into .build-coverage (a debug build of its own: about 10 minutes the
+# Builds syncd with coverage into .build-coverage (a debug build of its own: about 5 minutes the
 # first time) and the release syncctl that drives it. SYNCD=path uses a syncd built elsewhere
 # with `-profile-generate -profile-coverage-mapping` (to count an older commit the same way).
 # LINES=1 lists, for each file, the numbers of the lines run per put.
