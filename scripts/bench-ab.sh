@@ -4,8 +4,9 @@
 # the machine's noise falls on both alike. Each round takes `syncctl bench put` (4 connections ×
 # pipeline 16, and 1 × 1), `syncctl bench fanout` (1 writer × 16 in flight → 8 subscriber
 # processes), then the same 4 × 16 and 1 × 1 puts from C writers (`fanout-peer writers`, no Swift
-# client sharing the cores), 100 B values, and syncd's CPU time per operation from /proc (what it
-# spent, whatever the clients spent). Prints every round, then the median per build.
+# client sharing the cores), then one C writer putting one value at a time to 8 C subscribers
+# (each event alone in its commit: `cpu/c-lone-event`), 100 B values, and syncd's CPU time per
+# operation from /proc (what it spent, whatever the clients spent). Prints every round, then the median per build.
 #
 #   scripts/bench-ab.sh OLD_SYNCD NEW_SYNCD [ROUNDS] [PUTS]
 #
@@ -46,12 +47,15 @@ for round in $(seq "$rounds"); do
         c4=$(cpu_us $pid)
         "$work/fanout-peer" writers syncd "$work/s" 1 $((puts / 5)) 1 100 >/dev/null
         c5=$(cpu_us $pid)
+        "$work/fanout-peer" syncd "$work/s" 8 $((puts / 10)) 1 100 >/dev/null
+        c6=$(cpu_us $pid)
         kill $pid; wait $pid 2>/dev/null || true; pid=""
         echo "round $round $build: puts/s $(field ops_per_sec <<<"$s") cpu/put $(per_op "$c0" "$c1" "$puts")" \
             "lone-p50 $(field p50_us <<<"$l") cpu/lone $(per_op "$c1" "$c2" $((puts / 10)))" \
             "events/s $(field delivered_per_sec <<<"$f") cpu/event $(per_op "$c2" "$c3" $((puts / 2 * 8)))" \
             "c-puts/s $(field writes_per_sec <<<"$w") cpu/c-put $(per_op "$c3" "$c4" "$puts")" \
-            "cpu/c-lone $(per_op "$c4" "$c5" $((puts / 5)))" | tee -a "$work/rounds"
+            "cpu/c-lone $(per_op "$c4" "$c5" $((puts / 5)))" \
+            "cpu/c-lone-event $(per_op "$c5" "$c6" $((puts / 10 * 8)))" | tee -a "$work/rounds"
     done
 done
 print_medians "$work/rounds"

@@ -71,7 +71,7 @@ import Testing
                     origin: WriteOrigin(writer: index % 2 == 0 ? writer : nil, cause: index % 5 == 0 ? "cause \(index)" : ""))
             }
             let alone = revisions.map { CommittedRevision(revision: $0.revision, changes: $0.changes, origin: $0.origin) }
-            let (body, records) = LogRecordEncoding.segment(of: revisions)
+            let (body, records) = LogRecordEncoding.group(of: revisions, framedAs: LogSegment.framing)
             #expect(body == LogSegment.body(of: alone))
             #expect(records.map { body[$0] } == alone.map(\.logRecord))
             let read = try LogSegment.revisions(in: body, first: 100, last: UInt64(99 + count))

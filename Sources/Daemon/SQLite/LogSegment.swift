@@ -10,6 +10,10 @@ import SyncEngine
 /// record as field 1, in order. Which of the two a row is follows from its first and last
 /// revision, so rows written before segments read as they are.
 package enum LogSegment {
+    /// A row's records as the engine frames them when it encodes a group together (see
+    /// ``SQLiteBackend/recordFraming``): each record as field 1 of a `LogSegment`.
+    package static let framing = LogRecord.Framing(field: WireFields.LogSegment.revisions)
+
     /// The row's body for `revisions`, consecutive and not empty.
     package static func body(of revisions: some Collection<CommittedRevision>) -> Data {
         guard revisions.count > 1 else { return revisions.first?.logRecord ?? Data() }
@@ -106,7 +110,7 @@ package enum LogSegment {
         for segment in run {
             segment.body.withUnsafeBytes { bytes in
                 if segment.first == segment.last {
-                    writer.bytesField(WireFields.LogSegment.revisions, bytes)
+                    writer.bytesField(framing.field, bytes)
                 } else if let source = bytes.baseAddress, bytes.count > 0 {
                     (base + writer.offset).copyMemory(from: source, byteCount: bytes.count)
                     writer.offset += bytes.count
@@ -154,7 +158,7 @@ package enum LogSegment {
             var reader = ProtobufFieldReader(bytes)
             var records: [Data] = []
             while !reader.isAtEnd {
-                guard reader.nextTag() == ProtobufFieldReader.tag(WireFields.LogSegment.revisions, .lengthDelimited),
+                guard reader.nextTag() == ProtobufFieldReader.tag(framing.field, .lengthDelimited),
                     let record = reader.lengthDelimited()
                 else { throw DecodingError(first: first, last: last, reason: "a field that is not a revision's record") }
                 records.append(Data(record))
@@ -169,7 +173,7 @@ package enum LogSegment {
         var body = Data(count: size)
         body.withUnsafeMutableBytes { buffer in
             var writer = ProtobufFieldWriter(base: buffer.baseAddress!)
-            for record in records { record.withUnsafeBytes { writer.bytesField(WireFields.LogSegment.revisions, $0) } }
+            for record in records { record.withUnsafeBytes { writer.bytesField(framing.field, $0) } }
             assert(writer.offset == size, "the segment's size was computed wrong")
         }
         return body

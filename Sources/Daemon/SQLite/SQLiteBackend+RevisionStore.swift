@@ -5,9 +5,12 @@ import SyncEngine
 /// The writes: the engine plans each group and gives it its revisions; the backend appends them
 /// to the change log's journal, one record per group (see ``RevisionStore`` and ``Storage``).
 extension SQLiteBackend: RevisionStore {
+    /// A group's records as the journal keeps them: a ``LogSegment``.
+    package var recordFraming: LogRecord.Framing { LogSegment.framing }
+
     /// Commits `revisions` as one record of the journal, recording in the `sessions` table first
     /// each writer that had not written before in this run.
-    package func persist(_ revisions: [CommittedRevision], segment: Data) throws {
+    package func persist(_ revisions: [CommittedRevision], group: Data) throws {
         let newWriters = recordedWriters.withLock { recorded in
             var new: [WriterIdentity] = []
             var index = revisions.startIndex
@@ -25,7 +28,7 @@ extension SQLiteBackend: RevisionStore {
             return new
         }
         do {
-            try storage.commit(revisions, segment: segment, recording: newWriters)
+            try storage.commit(revisions, segment: group, recording: newWriters)
         } catch {
             recordedWriters.withLock { recorded in for writer in newWriters { recorded[writer.session] = nil } }
             throw error

@@ -248,7 +248,7 @@ package final class Storage: Sendable {
     /// Synchronous: the caller waits for the commit. Calls to it and to ``materialize(changedEntries:)`` must
     /// not overlap: the engine makes them only while it holds the queue's right to commit.
     /// - Parameter segment: The group's records in the segment format, when the caller encoded
-    ///   them together (``LogRecordEncoding/segment(of:)``); made from the revisions otherwise.
+    ///   them together, framed as ``LogSegment/framing`` says; made from the revisions otherwise.
     func commit(_ revisions: [CommittedRevision], segment: Data? = nil, recording writers: [WriterIdentity] = []) throws {
         // The numbers only, read in place: a revision copied out retains its changes and record.
         guard !revisions.isEmpty else { return }

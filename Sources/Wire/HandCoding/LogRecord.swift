@@ -2,7 +2,7 @@ import Foundation
 
 /// The change log's record of a revision: a `WatchEvent` of kind `CHANGES` without a watch id,
 /// the bytes a watch event of the whole revision shares (``WatchEventFrame`` prefixes a watch id
-/// to send them), and a commit group's records as the journal's segment. Written by hand, byte
+/// to send them), and a commit group's records framed as its store asks (``Framing``). Written by hand, byte
 /// for byte as SwiftProtobuf writes them (fields in number order, zero values left out), in one
 /// allocation of the exact size: the engine says what each revision holds
 /// (`LogRecordEncoding`), this type lays the bytes out; read back through SwiftProtobuf.
@@ -74,12 +74,24 @@ extension LogRecord {
         return record
     }
 
-    /// The records of a commit group's `count` consecutive revisions in one allocation: the
-    /// group's body in the journal's segment format (each record as field 1 of a `LogSegment`; a
-    /// group of one is its record alone), and each record's range in it. `size(i)` is record
-    /// `i`'s size, `write(i, &writer)` writes it.
-    package static func segment(
-        count: Int, size: (Int) -> Int, write: (Int, inout ProtobufFieldWriter) -> Void
+    /// How a store keeps a commit group's records together: each record as one occurrence of a
+    /// message's repeated bytes field `field`, so that the group is that message, and a group of
+    /// one as its record alone. The store declares it (SQLite's journal: a `LogSegment`), and
+    /// ``framed(count:size:write:as:)`` lays a group out in it as its records are encoded.
+    package struct Framing: Sendable, Equatable {
+        /// The repeated field each record is an occurrence of.
+        package var field: UInt8
+
+        package init(field: UInt8) {
+            self.field = field
+        }
+    }
+
+    /// The records of a commit group's `count` consecutive revisions in one allocation, framed
+    /// as `framing` says, and each record's range in it. `size(i)` is record `i`'s size,
+    /// `write(i, &writer)` writes it.
+    package static func framed(
+        count: Int, size: (Int) -> Int, write: (Int, inout ProtobufFieldWriter) -> Void, as framing: Framing
     ) -> (body: Data, records: [Range<Int>]) {
         if count == 1 {
             let record = encode(size: size(0)) { write(0, &$0) }
@@ -98,14 +110,14 @@ extension LogRecord {
         body.withUnsafeMutableBytes { buffer in
             var writer = Writer(base: buffer.baseAddress!)
             for index in 0..<count {
-                writer.key(WireFields.LogSegment.revisions, .lengthDelimited)
+                writer.key(framing.field, .lengthDelimited)
                 writer.varint(UInt64(sizes[index]))
                 let start = writer.offset
                 write(index, &writer)
                 records.append(start..<writer.offset)
                 assert(writer.offset - start == sizes[index], "a record's size was computed wrong")
             }
-            assert(writer.offset == total, "the segment's size was computed wrong")
+            assert(writer.offset == total, "the group's size was computed wrong")
         }
         return (body, records)
     }

@@ -6,14 +6,19 @@ import SharedStateWire
 /// it the next revisions; the store makes them durable; only then does the engine publish them
 /// and answer the writes.
 package protocol RevisionStore: AnyObject, Sendable {
-    /// Makes `revisions` durable, all of them or none, before it returns. `segment` holds their
-    /// records, encoded once in the change log's segment format (``LogRecordEncoding/segment(of:)``).
+    /// Makes `revisions` durable, all of them or none, before it returns. `group` holds their
+    /// records, encoded once and framed as ``recordFraming`` says (a group of one: its record).
     ///
     /// Called by one thread at a time (the engine's writer, or a connection that took its turn),
     /// and never while ``performMaintenance(changedEntries:)`` runs.
     ///
     /// - Throws: Any error of the store: nothing was committed, and the writes are refused.
-    func persist(_ revisions: [CommittedRevision], segment: Data) throws
+    func persist(_ revisions: [CommittedRevision], group: Data) throws
+
+    /// How the store keeps a commit group's records together (SQLite: a `LogSegment`, the
+    /// journal's record and the change log's row): the engine encodes a group's records into
+    /// one buffer framed so, which watchers' frames share and ``persist(_:group:)`` is given.
+    var recordFraming: LogRecord.Framing { get }
 
     /// Whether a commit is quick enough to run on the submitting connection's event loop when
     /// nothing else is waiting; false when each one waits for the disk (an fsync).

@@ -146,7 +146,7 @@ package extension StateEngine {
     private func commit(
         _ batch: [PendingWrite], timedSince: ContinuousClock.Instant?, to store: any RevisionStore, answering: Bool = false
     ) -> [Result<WriteOutcome, SharedStateError>] {
-        let plan = plan(batch)
+        let plan = plan(batch, framing: store.recordFraming)
         let revisions = plan.revisions
         guard !revisions.isEmpty else {
             if answering { answer(batch, with: plan.results) }
@@ -154,7 +154,7 @@ package extension StateEngine {
         }
         do {
             let started = ContinuousClock.now
-            try store.persist(revisions, segment: plan.segment)
+            try store.persist(revisions, group: plan.group)
             metrics.commitLatency.record(ContinuousClock.now - started)
             if let failures = commitFailures.withLock({ $0.succeeded() }) {
                 logger.notice("commits succeed again", metadata: ["backend": "\(backend.name)", "failures": "\(failures)"])

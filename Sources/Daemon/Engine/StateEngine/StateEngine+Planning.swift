@@ -13,16 +13,17 @@ package extension StateEngine {
         /// Each key those revisions change, with its entry after them (nil: deleted), in the
         /// form the engine stores it: made here, off the engine's lock, and once.
         var entries = GroupEntries()
-        /// The revisions' records, encoded together in the change log's segment format (see
-        /// ``LogRecordEncoding/segment(of:)``): each revision's record is a slice of it.
-        var segment = Data()
+        /// The revisions' records, encoded together and framed as the store keeps a group (see
+        /// ``LogRecordEncoding/group(of:framedAs:)``): each revision's record is a slice of it.
+        var group = Data()
     }
 
     /// Plans each write in order against the published state as the earlier ones of `batch`
     /// leave it; each write that changes something gets the next revision, made by its origin.
+    /// Their records are framed as `framing` says (the store's ``RevisionStore/recordFraming``).
     ///
     /// Only the writer calls it, one group at a time: nothing else publishes meanwhile.
-    func plan(_ batch: [PendingWrite]) -> Plan {
+    func plan(_ batch: [PendingWrite], framing: LogRecord.Framing) -> Plan {
         var plan = Plan()
         // Keys written by earlier requests of this batch: nil means deleted.
         var overlay = GroupEntries(capacity: batch.count)
@@ -113,18 +114,18 @@ package extension StateEngine {
         if revisions.isEmpty {
             let revision = CommittedRevision(revision: first.revision, changes: first.changes, origin: first.origin)
             plan.revisions = [revision]
-            plan.segment = revision.logRecord
+            plan.group = revision.logRecord
             return plan
         }
         // Encoded together once all are planned: one buffer for the group, each record a slice.
-        let (segment, records) = LogRecordEncoding.segment(of: revisions)
+        let (group, records) = LogRecordEncoding.group(of: revisions, framedAs: framing)
         plan.revisions.reserveCapacity(revisions.count)
         for (revision, record) in zip(revisions, records) {
             plan.revisions.append(
                 CommittedRevision(
-                    revision: revision.revision, changes: revision.changes, origin: revision.origin, logRecord: segment[record]))
+                    revision: revision.revision, changes: revision.changes, origin: revision.origin, logRecord: group[record]))
         }
-        plan.segment = segment
+        plan.group = group
         return plan
     }
 

@@ -30,7 +30,7 @@ package struct CommittedRevision: Sendable {
     }
 
     /// A revision of a commit group whose records were encoded together: `logRecord` is its
-    /// record's bytes within the group's (see ``LogRecordEncoding/segment(of:)``).
+    /// record's bytes within the group's (see ``LogRecordEncoding/group(of:framedAs:)``).
     init(revision: UInt64, changes: RevisionChanges, origin: WriteOrigin, logRecord: EncodedRevision.LogRecord) {
         self.revision = revision
         self.changes = changes
@@ -178,7 +178,7 @@ package struct EncodedRevision: Sendable {
         return (encoded, contents.changes)
     }
 
-    /// A revision whose record is already encoded (see ``LogRecordEncoding/segment(of:)``).
+    /// A revision whose record is already encoded (see ``LogRecordEncoding/group(of:framedAs:)``).
     init(revision: UInt64, writerSession: UInt64, cause: String, logRecord: LogRecord) {
         self.revision = revision
         self.writerSession = writerSession
@@ -187,8 +187,8 @@ package struct EncodedRevision: Sendable {
     }
 }
 
-/// The change log's record of each revision the engine commits, and a commit group's records as
-/// one segment: what each revision holds, read in place (a lone put's entry from its cell, no
+/// The change log's record of each revision the engine commits, and a commit group's records in
+/// one buffer framed as its store asks: what each revision holds, read in place (a lone put's entry from its cell, no
 /// `Change` made), handed to ``LogRecord``, which lays the bytes out in `SharedStateWire` beside
 /// the other hand codecs (D13, D14). `LogRecordEncodingTests` checks the bytes against
 /// SwiftProtobuf's for all kinds of changes.
@@ -207,16 +207,17 @@ package enum LogRecordEncoding {
     }
 
     /// The records of a commit group's consecutive revisions, in one allocation: the group's body
-    /// in the change log's segment format (``LogRecord/segment(count:size:write:)``), and each
-    /// record's range in it.
+    /// framed as its store keeps it (``RevisionStore/recordFraming``, laid out by
+    /// ``LogRecord/framed(count:size:write:as:)``), and each record's range in it.
     ///
     /// The revisions are read in place, by index: one copied out would retain its changes and
     /// origin, and each change its key and value.
-    static func segment(of revisions: [Revision]) -> (body: Data, records: [Range<Int>]) {
-        LogRecord.segment(
+    static func group(of revisions: [Revision], framedAs framing: LogRecord.Framing) -> (body: Data, records: [Range<Int>]) {
+        LogRecord.framed(
             count: revisions.count,
             size: { index in size(header(of: revisions[index]), revisions[index].changes) },
-            write: { index, writer in write(header(of: revisions[index]), revisions[index].changes, to: &writer) }
+            write: { index, writer in write(header(of: revisions[index]), revisions[index].changes, to: &writer) },
+            as: framing
         )
     }
 
