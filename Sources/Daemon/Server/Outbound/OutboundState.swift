@@ -65,6 +65,10 @@ struct OutboundState {
     /// Frames joined and not yet written out: responses until the handler's flush. Its storage
     /// is reused while the socket takes everything at once.
     private var unflushed: ByteBuffer?
+    /// A frame joined while nothing else was, held as it came: written out alone, it is not
+    /// copied (a watcher sent one event per commit hands the commit's shared frame to the
+    /// socket). Copied into ``unflushed`` first when anything joins it.
+    private var lone: ByteBuffer?
     private var socket = DirectSocketWrites()
     private var paced = PacedOutput()
     /// Whether what waits for a piece passed the high watermark (and has not yet drained below
@@ -123,7 +127,7 @@ struct OutboundState {
     }
 
     /// The bytes joined or waiting for a piece (not counting what the channel holds).
-    var heldBytes: Int { paced.bytes + (unflushed?.readableBytes ?? 0) }
+    var heldBytes: Int { paced.bytes + (lone?.readableBytes ?? 0) + (unflushed?.readableBytes ?? 0) }
 
     // MARK: Frames
 
@@ -137,6 +141,10 @@ struct OutboundState {
     /// is written at once, on its own, after what is there.
     mutating func join(_ frame: ByteBuffer) {
         guard frame.readableBytes > Self.joinedBytes else {
+            if lone == nil && (unflushed?.readableBytes ?? 0) == 0 {
+                lone = frame
+                return
+            }
             var frames = takeUnflushed(reserving: frame.readableBytes)
             frames.writeImmutableBuffer(frame)
             unflushed = frames
@@ -171,6 +179,11 @@ struct OutboundState {
     /// Writes out what was joined, behind what waits before it.
     /// - Parameter promise: Succeeds once all of it, and everything before it, is in the socket.
     mutating func flush(promise: EventLoopPromise<Void>? = nil) {
+        if let frame = lone {
+            lone = nil
+            writeOut(frame, promise: promise)
+            return
+        }
         guard var frames = unflushed, frames.readableBytes > 0 else {
             // After what is still on its way.
             if let promise { writeOut(ByteBuffer(), promise: promise) }
@@ -185,10 +198,19 @@ struct OutboundState {
     }
 
     /// The frames not yet written out, taken out (so that appending to them copies nothing), or
-    /// an empty buffer with room for `bytes`.
+    /// an empty buffer with room for `bytes`; a lone frame held is copied in first.
     private mutating func takeUnflushed(reserving bytes: Int) -> ByteBuffer {
-        guard let frames = unflushed else { return allocator.buffer(capacity: bytes) }
-        unflushed = nil
+        var frames: ByteBuffer
+        if let kept = unflushed {
+            frames = kept
+            unflushed = nil
+        } else {
+            frames = allocator.buffer(capacity: bytes + (lone?.readableBytes ?? 0))
+        }
+        if let frame = lone {
+            lone = nil
+            frames.writeImmutableBuffer(frame)
+        }
         return frames
     }
 
