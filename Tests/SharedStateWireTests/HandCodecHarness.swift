@@ -1,9 +1,9 @@
-/// The one differential harness of the hand-written codecs (`SharedStateWire/HandCoding`, D10–D17):
+/// The one differential harness of the hand-written codecs (`SharedStateWire/HandCoding`, D10–D16):
 /// each is held to SwiftProtobuf. A writer's bytes are SwiftProtobuf's for every shape its tests
 /// make; a reader reads what SwiftProtobuf reads from every frame of the shape it takes, and from
 /// frames damaged anywhere it reads nothing (leaving them to SwiftProtobuf) or exactly what
-/// SwiftProtobuf reads. `DecodedPutTests`, `WriteAnswerFrameTests`, `WatchEventFrameTests` and
-/// `PutRequestFrameTests` run their codecs through it.
+/// SwiftProtobuf reads. `DecodedPutTests`, `WriteAnswerFrameTests` and `WatchEventFrameTests` run
+/// their codecs through it.
 enum HandCodecHarness {
     /// Damages `seeds` `rounds` times (``mutated(_:using:)``) and reads each result both ways:
     /// returns a description of each frame the hand reader read otherwise than SwiftProtobuf, and

@@ -1,8 +1,8 @@
 import Foundation
 import NIOCore
 
-/// A client frame holding one put request, read by syncd straight from the frame's bytes (the
-/// client writes it with ``PutRequestFrame``): the request syncd receives most often, without
+/// A client frame holding one put request, read by syncd straight from the frame's bytes (in
+/// the shape SwiftProtobuf writes, as the clients do): the request syncd receives most often, without
 /// SwiftProtobuf's generic decoding and the three messages it allocates for the frame, the
 /// request and the put.
 ///

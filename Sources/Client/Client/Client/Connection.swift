@@ -81,20 +81,13 @@ final class Connection: Sendable {
         }
     }
 
-    /// Sends a request and waits for its result; a response carrying an error is thrown.
+    /// Sends a request under a fresh request id and waits for its result; a response carrying an
+    /// error is thrown.
     nonisolated(nonsending) func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
-        try await call { id in Frame.encode(Self.requestFrame(id: id, operation)) }
-    }
-
-    /// Sends the request frame `makeFrame` writes for a fresh request id (a put's is written by
-    /// hand, `PutRequestFrame`) and waits for its result; a response carrying an error is thrown.
-    nonisolated(nonsending) func call(_ makeFrame: (_ id: UInt64) -> ByteBuffer) async throws(SharedStateError)
-        -> Sharedstate_V1_Response.OneOf_Result
-    {
         let id = router.makeRequestID()
-        let frame = makeFrame(id)
+        let frame = Frame.encode(Self.requestFrame(id: id, operation))
         let outbound = self.outbound
         // A lone request is written at once by this thread; requests that overlap (pipelined, or
         // from several tasks) are gathered into one write by the event loop, which costs syncd

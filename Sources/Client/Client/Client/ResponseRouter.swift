@@ -5,10 +5,9 @@ import Synchronization
 /// requests, events to their watches, and the end of the connection to everyone.
 final class ResponseRouter: Sendable {
     private enum Waiter {
-        /// Unchecked: a waiter is taken out of `waiters` under the lock before it is resumed (by
-        /// the response's routing or by ``end(with:)``), so it is resumed once; a checked one
-        /// cost an object of its own on every call.
-        case call(UnsafeContinuation<Sharedstate_V1_Response, Error>)
+        /// Taken out of `waiters` under the lock before it is resumed (by the response's routing
+        /// or by ``end(with:)``), so it is resumed once; checked all the same (D4).
+        case call(CheckedContinuation<Sharedstate_V1_Response, Error>)
         /// The response to a watch request: only an error matters, it ends the watch.
         case watchStart
         /// A response nobody waits for (the answer to a cancelled watch).
@@ -59,7 +58,7 @@ final class ResponseRouter: Sendable {
 
     /// Registers a call, sends it with `send`, and waits for its response.
     nonisolated(nonsending) func call(id: UInt64, _ send: () -> Void) async throws -> Sharedstate_V1_Response {
-        try await withUnsafeThrowingContinuation { continuation in
+        try await withCheckedThrowingContinuation { continuation in
             if let error = state.withLock({ state in
                 if state.endError == nil { state.waiters[id] = .call(continuation) }
                 return state.endError
