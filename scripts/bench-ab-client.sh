@@ -35,9 +35,7 @@ PY
 }
 
 for round in $(seq "$rounds"); do
-    order="old new"
-    [ $((round % 2)) -eq 0 ] && order="new old"
-    for build in $order; do
+    for build in $(round_order "$round"); do
         bin=${!build}
         p=$(client_us "$puts" "$bin/syncctl" --socket "$work/s" bench put --connections 4 --pipeline 16 \
             --count "$puts" --value-size 100 --keys 1000)

@@ -21,13 +21,8 @@ gcc -O2 -o "$work/fanout-peer" scripts/bench/fanout-peer.c -lsqlite3
 field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
 for round in $(seq "$rounds"); do
-    order="old new"
-    [ $((round % 2)) -eq 0 ] && order="new old"
-    for build in $order; do
-        rm -rf "$work/db"*
-        "${!build}" --socket "$work/s" --database "$work/db" 2>>"$work/syncd.log" &
-        pid=$!
-        until "$syncctl" --socket "$work/s" status >/dev/null 2>&1; do sleep 0.01; done
+    for build in $(round_order "$round"); do
+        start_fresh_syncd "${!build}"
         c0=$(cpu_us $pid)
         r=$("$work/fanout-peer" syncd "$work/s" "$subscribers" "$writes" 1 100 1000)
         c1=$(cpu_us $pid)

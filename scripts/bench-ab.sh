@@ -28,14 +28,8 @@ field() { python3 -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; }
 
 for round in $(seq "$rounds"); do
-    # The second build of a round runs on a warmer, busier machine: alternate which goes first.
-    order="old new"
-    [ $((round % 2)) -eq 0 ] && order="new old"
-    for build in $order; do
-        rm -rf "$work/db"*
-        "${!build}" --socket "$work/s" --database "$work/db" 2>>"$work/syncd.log" &
-        pid=$!
-        until "$syncctl" --socket "$work/s" status >/dev/null 2>&1; do sleep 0.01; done
+    for build in $(round_order "$round"); do
+        start_fresh_syncd "${!build}"
         c0=$(cpu_us $pid)
         s=$("$syncctl" --socket "$work/s" --json bench put --connections 4 --pipeline 16 --count "$puts" --value-size 100 --keys 1000)
         c1=$(cpu_us $pid)

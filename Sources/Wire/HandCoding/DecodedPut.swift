@@ -2,9 +2,9 @@ import Foundation
 import NIOCore
 
 /// A client frame holding one put request, read by syncd straight from the frame's bytes (in
-/// the shape SwiftProtobuf writes, as the clients do): the request syncd receives most often, without
-/// SwiftProtobuf's generic decoding and the three messages it allocates for the frame, the
-/// request and the put.
+/// the shape SwiftProtobuf writes, as the clients do): the request syncd receives most often,
+/// without SwiftProtobuf's generic decoding and the three messages it allocates for the frame,
+/// the request and the put.
 ///
 /// It reads the shape clients send: each field at most once, no field it does not know. Anything
 /// else — another request, a field twice or unknown, a varint or a length that runs past the

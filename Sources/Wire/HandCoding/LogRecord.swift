@@ -2,9 +2,9 @@ import Foundation
 
 /// The change log's record of a revision: a `WatchEvent` of kind `CHANGES` without a watch id,
 /// the bytes a watch event of the whole revision shares (``WatchEventFrame`` prefixes a watch id
-/// to send them), and a commit group's records framed as its store asks (``Framing``). Written by hand, byte
-/// for byte as SwiftProtobuf writes them (fields in number order, zero values left out), in one
-/// allocation of the exact size: the engine says what each revision holds
+/// to send them), and a commit group's records framed as its store asks (``Framing``). Written
+/// by hand, byte for byte as SwiftProtobuf writes them (fields in number order, zero values left
+/// out), in one allocation of the exact size: the engine says what each revision holds
 /// (`LogRecordEncoding`), this type lays the bytes out; read back through SwiftProtobuf.
 package enum LogRecord {
     /// What a record holds.

@@ -188,9 +188,9 @@ package struct EncodedRevision: Sendable {
 }
 
 /// The change log's record of each revision the engine commits, and a commit group's records in
-/// one buffer framed as its store asks: what each revision holds, read in place (a lone put's entry from its cell, no
-/// `Change` made), handed to ``LogRecord``, which lays the bytes out in `SharedStateWire` beside
-/// the other hand codecs (D13, D14). `LogRecordEncodingTests` checks the bytes against
+/// one buffer framed as its store asks: what each revision holds, read in place (a lone put's
+/// entry from its cell, no `Change` made), handed to ``LogRecord``, which lays the bytes out in
+/// `SharedStateWire` beside the other hand codecs (D13, D14). `LogRecordEncodingTests` checks the bytes against
 /// SwiftProtobuf's for all kinds of changes.
 package enum LogRecordEncoding {
     /// The record of `changes` at `revision`, written by `writerSession` for `cause`.
