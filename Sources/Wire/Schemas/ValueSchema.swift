@@ -1,0 +1,378 @@
+import Foundation
+
+/// A JSON Schema document in the part of the 2020-12 vocabulary that configuration needs (issue
+/// 57): what a value written under a key prefix must be.
+///
+/// Made from a document by ``init(document:)``, which refuses any keyword outside that part by
+/// name rather than ignore it, and any keyword whose own value is not what the keyword takes.
+/// ``firstViolation(of:)`` checks a value against it and names the first rule the value breaks,
+/// where inside the value (a JSON Pointer), and the rule's limit.
+///
+/// `true` and `false` are schemas too, as in JSON Schema: anything, and nothing. Numbers are
+/// compared as `Double`s (integers beyond 2^53 lose their last digits); `pattern` is matched by
+/// `NSRegularExpression`, whose syntax covers the ECMA-262 expressions configuration uses.
+package struct ValueSchema: Sendable, Equatable {
+    /// The JSON types `type` names.
+    package enum JSONType: String, Sendable, CaseIterable {
+        case null, boolean, object, array, number, string, integer
+    }
+
+    /// A schema held by another (`additionalProperties`, `items`): a value type holds one of its
+    /// own kind only through a box.
+    package indirect enum Subschema: Sendable, Equatable {
+        case schema(ValueSchema)
+
+        package var schema: ValueSchema {
+            switch self {
+            case .schema(let schema): schema
+            }
+        }
+    }
+
+    /// Every keyword a schema may use; any other is refused.
+    package static let keywords: Set<String> = [
+        "type", "properties", "required", "additionalProperties", "items", "prefixItems", "enum", "const",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+        "pattern", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "default",
+        "description", "title", "$comment",
+    ]
+
+    /// Whether the schema is `false`: no value satisfies it.
+    package private(set) var refusesEverything = false
+    package private(set) var types: [JSONType]?
+    package private(set) var properties: [String: ValueSchema] = [:]
+    package private(set) var required: [String] = []
+    package private(set) var additionalProperties: Subschema?
+    package private(set) var items: Subschema?
+    package private(set) var prefixItems: [ValueSchema] = []
+    package private(set) var allowed: [JSONValue]?
+    package private(set) var constant: JSONValue?
+    package private(set) var minimum: Double?
+    package private(set) var maximum: Double?
+    package private(set) var exclusiveMinimum: Double?
+    package private(set) var exclusiveMaximum: Double?
+    package private(set) var multipleOf: Double?
+    package private(set) var minLength: Int?
+    package private(set) var maxLength: Int?
+    package private(set) var pattern: Pattern?
+    package private(set) var minItems: Int?
+    package private(set) var maxItems: Int?
+    package private(set) var uniqueItems = false
+    package private(set) var minProperties: Int?
+    package private(set) var maxProperties: Int?
+    /// The annotations: kept for those who show the schema, never checked against.
+    package private(set) var defaultValue: JSONValue?
+    package private(set) var title: String?
+    package private(set) var description: String?
+
+    /// A `pattern`: its source, as the document gives it, and the expression made from it once.
+    package struct Pattern: @unchecked Sendable, Equatable {
+        package let source: String
+        // Immutable once made; NSRegularExpression matches from any thread.
+        let expression: NSRegularExpression
+
+        package static func == (lhs: Pattern, rhs: Pattern) -> Bool { lhs.source == rhs.source }
+    }
+
+    /// The schema `document` describes.
+    ///
+    /// - Throws: ``SchemaError`` naming the keyword and where it is (a JSON Pointer into the
+    ///   document) when the document uses a keyword outside ``keywords``, gives one a value it
+    ///   does not take, or is not an object or a boolean.
+    package init(document: JSONValue) throws(SchemaError) {
+        try self.init(document, at: "")
+    }
+
+    private init(_ document: JSONValue, at pointer: String) throws(SchemaError) {
+        let members: [String: JSONValue]
+        switch document {
+        case .bool(let allows):
+            refusesEverything = !allows
+            return
+        case .object(let object):
+            members = object
+        default:
+            throw SchemaError(pointer: pointer, "a schema must be an object or a boolean, not \(Self.kind(of: document))")
+        }
+        for name in members.keys.sorted() where !Self.keywords.contains(name) {
+            throw SchemaError(pointer: pointer, "the keyword \(KeyRules.quoted(name)) is not one syncd checks")
+        }
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            try read(name, value, at: pointer + "/" + Self.escaped(name))
+        }
+        if let minimum = minLength, let maximum = maxLength, minimum > maximum {
+            throw SchemaError(pointer: pointer, "minLength \(minimum) is above maxLength \(maximum)")
+        }
+        if let minimum = minItems, let maximum = maxItems, minimum > maximum {
+            throw SchemaError(pointer: pointer, "minItems \(minimum) is above maxItems \(maximum)")
+        }
+        if let minimum = minProperties, let maximum = maxProperties, minimum > maximum {
+            throw SchemaError(pointer: pointer, "minProperties \(minimum) is above maxProperties \(maximum)")
+        }
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private mutating func read(_ keyword: String, _ value: JSONValue, at pointer: String) throws(SchemaError) {
+        switch keyword {
+        case "type":
+            let names: [JSONValue]
+            if case .array(let list) = value { names = list } else { names = [value] }
+            var types: [JSONType] = []
+            for name in names {
+                guard case .string(let text) = name, let type = JSONType(rawValue: text) else {
+                    throw SchemaError(
+                        pointer: pointer,
+                        "type takes one of \(JSONType.allCases.map(\.rawValue).joined(separator: ", ")), or a list of them")
+                }
+                types.append(type)
+            }
+            guard !types.isEmpty else { throw SchemaError(pointer: pointer, "type names no type") }
+            self.types = types
+        case "properties":
+            guard case .object(let members) = value else { throw SchemaError(pointer: pointer, "properties takes an object of schemas") }
+            for (name, member) in members {
+                properties[name] = try ValueSchema(member, at: pointer + "/" + Self.escaped(name))
+            }
+        case "required":
+            guard case .array(let names) = value else { throw SchemaError(pointer: pointer, "required takes a list of names") }
+            for name in names {
+                guard case .string(let text) = name else { throw SchemaError(pointer: pointer, "required takes a list of names") }
+                required.append(text)
+            }
+        case "additionalProperties":
+            additionalProperties = .schema(try ValueSchema(value, at: pointer))
+        case "items":
+            items = .schema(try ValueSchema(value, at: pointer))
+        case "prefixItems":
+            guard case .array(let schemas) = value, !schemas.isEmpty else {
+                throw SchemaError(pointer: pointer, "prefixItems takes a list of schemas")
+            }
+            for (index, schema) in schemas.enumerated() {
+                prefixItems.append(try ValueSchema(schema, at: pointer + "/\(index)"))
+            }
+        case "enum":
+            guard case .array(let values) = value, !values.isEmpty else {
+                throw SchemaError(pointer: pointer, "enum takes a list of values")
+            }
+            allowed = values
+        case "const":
+            constant = value
+        case "minimum": minimum = try Self.number(value, keyword, at: pointer)
+        case "maximum": maximum = try Self.number(value, keyword, at: pointer)
+        case "exclusiveMinimum": exclusiveMinimum = try Self.number(value, keyword, at: pointer)
+        case "exclusiveMaximum": exclusiveMaximum = try Self.number(value, keyword, at: pointer)
+        case "multipleOf":
+            let divisor = try Self.number(value, keyword, at: pointer)
+            guard divisor > 0 else { throw SchemaError(pointer: pointer, "multipleOf takes a number above 0") }
+            multipleOf = divisor
+        case "minLength": minLength = try Self.count(value, keyword, at: pointer)
+        case "maxLength": maxLength = try Self.count(value, keyword, at: pointer)
+        case "minItems": minItems = try Self.count(value, keyword, at: pointer)
+        case "maxItems": maxItems = try Self.count(value, keyword, at: pointer)
+        case "minProperties": minProperties = try Self.count(value, keyword, at: pointer)
+        case "maxProperties": maxProperties = try Self.count(value, keyword, at: pointer)
+        case "pattern":
+            guard case .string(let source) = value else { throw SchemaError(pointer: pointer, "pattern takes a regular expression") }
+            do {
+                pattern = Pattern(source: source, expression: try NSRegularExpression(pattern: source))
+            } catch {
+                throw SchemaError(pointer: pointer, "pattern \(KeyRules.quoted(source)) is not a regular expression")
+            }
+        case "uniqueItems":
+            guard case .bool(let flag) = value else { throw SchemaError(pointer: pointer, "uniqueItems takes true or false") }
+            uniqueItems = flag
+        case "default":
+            defaultValue = value
+        case "title", "description", "$comment":
+            guard case .string(let text) = value else { throw SchemaError(pointer: pointer, "\(keyword) takes a string") }
+            if keyword == "title" { title = text } else if keyword == "description" { description = text }
+        default:
+            throw SchemaError(pointer: pointer, "the keyword \(KeyRules.quoted(keyword)) is not one syncd checks")
+        }
+    }
+
+    private static func number(_ value: JSONValue, _ keyword: String, at pointer: String) throws(SchemaError) -> Double {
+        guard case .number(let number) = value else { throw SchemaError(pointer: pointer, "\(keyword) takes a number") }
+        return number
+    }
+
+    private static func count(_ value: JSONValue, _ keyword: String, at pointer: String) throws(SchemaError) -> Int {
+        guard case .number(let number) = value, number >= 0, number.rounded() == number, number < 1e15 else {
+            throw SchemaError(pointer: pointer, "\(keyword) takes a whole number, 0 or more")
+        }
+        return Int(number)
+    }
+
+    // MARK: Checking values
+
+    /// The first rule `value` breaks, in the order the checks run (the value's type, its own
+    /// rules, then its members and elements in order), or nil when it satisfies the schema.
+    package func firstViolation(of value: JSONValue) -> SchemaViolation? {
+        firstViolation(of: value, at: "")
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private func firstViolation(of value: JSONValue, at pointer: String) -> SchemaViolation? {
+        func broken(_ rule: String, _ limit: String, _ why: String) -> SchemaViolation {
+            SchemaViolation(pointer: pointer, rule: rule, limit: limit, found: value, reason: why)
+        }
+        if refusesEverything { return broken("false", "false", "no value is allowed here") }
+        if let types, !types.contains(where: { Self.value(value, is: $0) }) {
+            let names = types.map(\.rawValue)
+            let expected = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!
+            return broken("type", names.joined(separator: ","), "is \(Self.kind(of: value)), not \(Self.article(expected))")
+        }
+        if let allowed, !allowed.contains(where: { Self.same($0, value) }) {
+            return broken(
+                "enum", allowed.map(\.jsonText).joined(separator: ", "), "is not one of \(allowed.map(\.jsonText).joined(separator: ", "))")
+        }
+        if let constant, !Self.same(constant, value) {
+            return broken("const", constant.jsonText, "is not \(constant.jsonText)")
+        }
+        switch value {
+        case .number(let number):
+            if let minimum, number < minimum { return broken("minimum", Self.text(minimum), "is below the minimum \(Self.text(minimum))") }
+            if let maximum, number > maximum { return broken("maximum", Self.text(maximum), "is above the maximum \(Self.text(maximum))") }
+            if let exclusiveMinimum, number <= exclusiveMinimum {
+                return broken("exclusiveMinimum", Self.text(exclusiveMinimum), "is not above \(Self.text(exclusiveMinimum))")
+            }
+            if let exclusiveMaximum, number >= exclusiveMaximum {
+                return broken("exclusiveMaximum", Self.text(exclusiveMaximum), "is not below \(Self.text(exclusiveMaximum))")
+            }
+            if let multipleOf, !Self.isMultiple(number, of: multipleOf) {
+                return broken("multipleOf", Self.text(multipleOf), "is not a multiple of \(Self.text(multipleOf))")
+            }
+        case .string(let string):
+            // JSON Schema counts characters as Unicode scalars.
+            let length = string.unicodeScalars.count
+            if let minLength, length < minLength { return broken("minLength", "\(minLength)", "is shorter than \(minLength) characters") }
+            if let maxLength, length > maxLength { return broken("maxLength", "\(maxLength)", "is longer than \(maxLength) characters") }
+            if let pattern {
+                let range = NSRange(string.startIndex..., in: string)
+                if pattern.expression.firstMatch(in: string, range: range) == nil {
+                    return broken("pattern", pattern.source, "does not match the pattern \(KeyRules.quoted(pattern.source))")
+                }
+            }
+        case .array(let elements):
+            if let minItems, elements.count < minItems { return broken("minItems", "\(minItems)", "has fewer than \(minItems) items") }
+            if let maxItems, elements.count > maxItems { return broken("maxItems", "\(maxItems)", "has more than \(maxItems) items") }
+            if uniqueItems {
+                for later in elements.indices.dropFirst() {
+                    if let earlier = elements[..<later].firstIndex(where: { Self.same($0, elements[later]) }) {
+                        return broken("uniqueItems", "true", "has item \(later) equal to item \(earlier)")
+                    }
+                }
+            }
+            for (index, element) in elements.enumerated() {
+                let schema = index < prefixItems.count ? prefixItems[index] : items?.schema
+                if let violation = schema?.firstViolation(of: element, at: pointer + "/\(index)") { return violation }
+            }
+        case .object(let members):
+            if let minProperties, members.count < minProperties {
+                return broken("minProperties", "\(minProperties)", "has fewer than \(minProperties) members")
+            }
+            if let maxProperties, members.count > maxProperties {
+                return broken("maxProperties", "\(maxProperties)", "has more than \(maxProperties) members")
+            }
+            for name in required where members[name] == nil {
+                return SchemaViolation(
+                    pointer: pointer + "/" + Self.escaped(name), rule: "required", limit: name, found: nil, reason: "is missing")
+            }
+            for name in members.keys.sorted() {
+                let member = members[name]!
+                let memberPointer = pointer + "/" + Self.escaped(name)
+                if let schema = properties[name] {
+                    if let violation = schema.firstViolation(of: member, at: memberPointer) { return violation }
+                } else if let schema = additionalProperties?.schema {
+                    if schema.refusesEverything {
+                        return SchemaViolation(
+                            pointer: memberPointer, rule: "additionalProperties", limit: "false", found: member,
+                            reason: "is not a member the schema names")
+                    }
+                    if let violation = schema.firstViolation(of: member, at: memberPointer) { return violation }
+                }
+            }
+        case .null, .bool:
+            break
+        }
+        return nil
+    }
+
+    private static func value(_ value: JSONValue, is type: JSONType) -> Bool {
+        switch (type, value) {
+        case (.null, .null), (.boolean, .bool), (.object, .object), (.array, .array), (.number, .number), (.string, .string): true
+        case (.integer, .number(let number)): number.rounded() == number && number.isFinite
+        default: false
+        }
+    }
+
+    /// Equality as JSON Schema has it: numbers by value, objects whatever their members' order.
+    private static func same(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool { lhs == rhs }
+
+    private static func isMultiple(_ number: Double, of divisor: Double) -> Bool {
+        let quotient = number / divisor
+        // Decimal divisors (0.1, 0.01) leave quotients a rounding error away from whole.
+        return abs(quotient - quotient.rounded()) <= 1e-9 * max(1, abs(quotient))
+    }
+
+    /// A number as JSON writes it: whole numbers without a fraction.
+    static func text(_ number: Double) -> String { JSONValue.number(number).jsonText }
+
+    static func kind(of value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number(let number): number.rounded() == number ? "an integer" : "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    private static func article(_ name: String) -> String {
+        name == "null" ? name : (name.first.map { "aeio".contains($0) } == true ? "an " : "a ") + name
+    }
+
+    /// A member name as a JSON Pointer's reference token writes it (RFC 6901).
+    static func escaped(_ name: String) -> String {
+        name.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
+}
+
+/// A schema document that cannot be used: the keyword at fault and where it is.
+package struct SchemaError: Error, Equatable, CustomStringConvertible {
+    /// Where in the schema document, as a JSON Pointer ("" for the document itself).
+    package let pointer: String
+    package let message: String
+
+    init(pointer: String, _ message: String) {
+        self.pointer = pointer
+        self.message = message
+    }
+
+    package var description: String { pointer.isEmpty ? message : "\(pointer): \(message)" }
+}
+
+/// The first rule of a schema a value breaks.
+package struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
+    /// Where inside the value, as a JSON Pointer ("" for the value itself).
+    package let pointer: String
+    /// The keyword whose rule it breaks (`maximum`, `required`, …; `false` for a `false` schema).
+    package let rule: String
+    /// The rule's limit as the schema gives it (`30`, the missing member's name, …).
+    package let limit: String
+    /// What the value holds there; nil when it holds nothing (a missing member).
+    package let found: JSONValue?
+    let reason: String
+
+    /// For instance `/target is 40, above the maximum 30`, or `/on is missing`.
+    package var description: String {
+        let place = pointer.isEmpty ? "the value" : pointer
+        guard let found else { return "\(place) \(reason)" }
+        let shown = found.jsonText.count > 40 ? ValueSchema.kind(of: found) : found.jsonText
+        return "\(place) is \(shown), \(reason.hasPrefix("is ") ? String(reason.dropFirst(3)) : reason)"
+    }
+
+    /// The violation as said of the value of `key`: `climate/living: /target is 40, above the maximum 30`.
+    package func description(forKey key: String) -> String { "\(key): \(description)" }
+}
