@@ -130,7 +130,8 @@ package struct ValueSchema: Sendable, Equatable {
             self.types = types
         case "properties":
             guard case .object(let members) = value else { throw SchemaError(pointer: pointer, "properties takes an object of schemas") }
-            for (name, member) in members {
+            // In order, so that of several faults the same one is named every time.
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
                 properties[name] = try ValueSchema(member, at: pointer + "/" + Self.escaped(name))
             }
         case "required":
