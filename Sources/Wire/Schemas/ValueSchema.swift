@@ -221,33 +221,34 @@ package struct ValueSchema: Sendable, Equatable {
         if let types, !types.contains(where: { Self.value(value, is: $0) }) {
             let names = types.map(\.rawValue)
             let expected = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " or " + names.last!
-            return broken("type", names.joined(separator: ","), "is \(Self.kind(of: value)), not \(Self.article(expected))")
+            return broken("type", names.joined(separator: ","), "\(Self.kind(of: value)), not \(Self.article(expected))")
         }
-        if let allowed, !allowed.contains(where: { Self.same($0, value) }) {
+        // `JSONValue`'s equality is JSON Schema's: numbers by value, objects whatever their order.
+        if let allowed, !allowed.contains(value) {
             return broken(
-                "enum", allowed.map(\.jsonText).joined(separator: ", "), "is not one of \(allowed.map(\.jsonText).joined(separator: ", "))")
+                "enum", allowed.map(\.jsonText).joined(separator: ", "), "not one of \(allowed.map(\.jsonText).joined(separator: ", "))")
         }
-        if let constant, !Self.same(constant, value) {
-            return broken("const", constant.jsonText, "is not \(constant.jsonText)")
+        if let constant, constant != value {
+            return broken("const", constant.jsonText, "not \(constant.jsonText)")
         }
         switch value {
         case .number(let number):
-            if let minimum, number < minimum { return broken("minimum", Self.text(minimum), "is below the minimum \(Self.text(minimum))") }
-            if let maximum, number > maximum { return broken("maximum", Self.text(maximum), "is above the maximum \(Self.text(maximum))") }
+            if let minimum, number < minimum { return broken("minimum", Self.text(minimum), "below the minimum \(Self.text(minimum))") }
+            if let maximum, number > maximum { return broken("maximum", Self.text(maximum), "above the maximum \(Self.text(maximum))") }
             if let exclusiveMinimum, number <= exclusiveMinimum {
-                return broken("exclusiveMinimum", Self.text(exclusiveMinimum), "is not above \(Self.text(exclusiveMinimum))")
+                return broken("exclusiveMinimum", Self.text(exclusiveMinimum), "not above \(Self.text(exclusiveMinimum))")
             }
             if let exclusiveMaximum, number >= exclusiveMaximum {
-                return broken("exclusiveMaximum", Self.text(exclusiveMaximum), "is not below \(Self.text(exclusiveMaximum))")
+                return broken("exclusiveMaximum", Self.text(exclusiveMaximum), "not below \(Self.text(exclusiveMaximum))")
             }
             if let multipleOf, !Self.isMultiple(number, of: multipleOf) {
-                return broken("multipleOf", Self.text(multipleOf), "is not a multiple of \(Self.text(multipleOf))")
+                return broken("multipleOf", Self.text(multipleOf), "not a multiple of \(Self.text(multipleOf))")
             }
         case .string(let string):
             // JSON Schema counts characters as Unicode scalars.
             let length = string.unicodeScalars.count
-            if let minLength, length < minLength { return broken("minLength", "\(minLength)", "is shorter than \(minLength) characters") }
-            if let maxLength, length > maxLength { return broken("maxLength", "\(maxLength)", "is longer than \(maxLength) characters") }
+            if let minLength, length < minLength { return broken("minLength", "\(minLength)", "shorter than \(minLength) characters") }
+            if let maxLength, length > maxLength { return broken("maxLength", "\(maxLength)", "longer than \(maxLength) characters") }
             if let pattern {
                 let range = NSRange(string.startIndex..., in: string)
                 if pattern.expression.firstMatch(in: string, range: range) == nil {
@@ -259,7 +260,7 @@ package struct ValueSchema: Sendable, Equatable {
             if let maxItems, elements.count > maxItems { return broken("maxItems", "\(maxItems)", "has more than \(maxItems) items") }
             if uniqueItems {
                 for later in elements.indices.dropFirst() {
-                    if let earlier = elements[..<later].firstIndex(where: { Self.same($0, elements[later]) }) {
+                    if let earlier = elements[..<later].firstIndex(of: elements[later]) {
                         return broken("uniqueItems", "true", "has item \(later) equal to item \(earlier)")
                     }
                 }
@@ -277,7 +278,7 @@ package struct ValueSchema: Sendable, Equatable {
             }
             for name in required where members[name] == nil {
                 return SchemaViolation(
-                    pointer: pointer + "/" + Self.escaped(name), rule: "required", limit: name, found: nil, reason: "is missing")
+                    pointer: pointer + "/" + Self.escaped(name), rule: "required", limit: name, found: nil, reason: "missing")
             }
             for name in members.keys.sorted() {
                 let member = members[name]!
@@ -288,7 +289,7 @@ package struct ValueSchema: Sendable, Equatable {
                     if schema.refusesEverything {
                         return SchemaViolation(
                             pointer: memberPointer, rule: "additionalProperties", limit: "false", found: member,
-                            reason: "is not a member the schema names")
+                            reason: "not a member the schema names")
                     }
                     if let violation = schema.firstViolation(of: member, at: memberPointer) { return violation }
                 }
@@ -306,9 +307,6 @@ package struct ValueSchema: Sendable, Equatable {
         default: false
         }
     }
-
-    /// Equality as JSON Schema has it: numbers by value, objects whatever their members' order.
-    private static func same(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool { lhs == rhs }
 
     private static func isMultiple(_ number: Double, of divisor: Double) -> Bool {
         let quotient = number / divisor
@@ -364,14 +362,15 @@ package struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
     package let limit: String
     /// What the value holds there; nil when it holds nothing (a missing member).
     package let found: JSONValue?
+    /// What is wrong, said after what the value holds there (`above the maximum 30`).
     let reason: String
 
     /// For instance `/target is 40, above the maximum 30`, or `/on is missing`.
     package var description: String {
         let place = pointer.isEmpty ? "the value" : pointer
-        guard let found else { return "\(place) \(reason)" }
+        guard let found else { return "\(place) is \(reason)" }
         let shown = found.jsonText.count > 40 ? ValueSchema.kind(of: found) : found.jsonText
-        return "\(place) is \(shown), \(reason.hasPrefix("is ") ? String(reason.dropFirst(3)) : reason)"
+        return "\(place) is \(shown), \(reason)"
     }
 
     /// The violation as said of the value of `key`: `climate/living: /target is 40, above the maximum 30`.

@@ -180,6 +180,7 @@ struct OutboundState {
     /// - Parameter promise: Succeeds once all of it, and everything before it, is in the socket.
     mutating func flush(promise: EventLoopPromise<Void>? = nil) {
         if let frame = lone {
+            assert((unflushed?.readableBytes ?? 0) == 0, "a lone frame is held only while nothing is joined")
             lone = nil
             writeOut(frame, promise: promise)
             return
