@@ -20,6 +20,7 @@ import Foundation
                 throw SharedStateError(.invalidArgument, "invalid key: a key cannot be empty")
             }
             try validateText(key, what: "key", limits: limits)
+            if SchemaKeys.isReserved(key) { return try validateReservedKey(key, limits: limits) }
             if key.utf8.first == slash {
                 throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): a key cannot start with '/'")
             }
@@ -30,6 +31,22 @@ import Foundation
                 throw SharedStateError(.invalidArgument, "invalid key \(quoted(key)): segments between '/' cannot be empty")
             }
             try requireNormalizationFormC(key, what: "key")
+        }
+
+        /// Keys starting with `$` are syncd's: `$schemas/PREFIX` holds the schema of a prefix (see
+        /// ``SchemaKeys``), and nothing else is one.
+        private static func validateReservedKey(_ key: String, limits: Limits) throws(SharedStateError) {
+            guard let prefix = SchemaKeys.prefix(ofKey: key) else {
+                throw SharedStateError(
+                    .invalidArgument,
+                    "invalid key \(quoted(key)): keys starting with '$' are syncd's ('\(SchemaKeys.keyPrefix)PREFIX' holds the schema of PREFIX)"
+                )
+            }
+            do {
+                try SchemaKeys.validatePrefix(prefix, limits: limits)
+            } catch {
+                throw SharedStateError(error.code, "invalid schema key \(quoted(key)): \(error.message)")
+            }
         }
 
         /// Checks that `prefix` is a valid prefix: empty, or a key, or a key followed by `/`.

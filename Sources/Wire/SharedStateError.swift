@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error that syncd or the client library reports, with a code programs can switch on and a
 /// message for a person.
 ///
@@ -13,7 +15,7 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: Hashable, Sendable {
             case notFound, conflict, compacted, permissionDenied, invalidArgument, tooLarge
-            case unavailable, protocolViolation, internalError, futureRevision, limitReached
+            case unavailable, protocolViolation, internalError, futureRevision, limitReached, schemaViolation
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -43,6 +45,9 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
         /// A count limit is reached (clients, a user's clients, watches of a connection, open
         /// transfers): try again once one is freed.
         public static let limitReached = Code(.limitReached)
+        /// A value breaks the schema that governs its key, or a schema being set is broken by
+        /// values already written: ``SharedStateError/violations`` says where and how.
+        public static let schemaViolation = Code(.schemaViolation)
 
         public var description: String {
             switch base {
@@ -57,6 +62,7 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
             case .internalError: "internal"
             case .futureRevision: "futureRevision"
             case .limitReached: "limitReached"
+            case .schemaViolation: "schemaViolation"
             }
         }
     }
@@ -65,11 +71,23 @@ public struct SharedStateError: Error, Sendable, Hashable, CustomStringConvertib
     public var code: Code
     /// A sentence for a person, naming what was wrong.
     public var message: String
+    /// With ``Code/schemaViolation``: the first rule the written value breaks, or, for a schema
+    /// refused because values already written break it, up to 20 of those values' first
+    /// violations. Empty otherwise.
+    public var violations: [SchemaViolation]
 
     /// Creates an error with a code and a message for a person.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        self.violations = []
+    }
+
+    /// Creates a ``Code/schemaViolation`` error carrying `violations`.
+    public init(_ message: String, violations: [SchemaViolation]) {
+        self.code = .schemaViolation
+        self.message = message
+        self.violations = violations
     }
 
     public var description: String { message }
@@ -89,6 +107,7 @@ extension SharedStateError.Code {
         case .protocolViolation: .protocol
         case .futureRevision: .futureRevision
         case .limitReached: .limitReached
+        case .schemaViolation: .schemaViolation
         default: .internal
         }
     }
@@ -106,6 +125,7 @@ extension SharedStateError.Code {
         case .protocol: self = .protocolViolation
         case .futureRevision: self = .futureRevision
         case .limitReached: self = .limitReached
+        case .schemaViolation: self = .schemaViolation
         default: self = .internalError
         }
     }
@@ -117,11 +137,35 @@ extension SharedStateError {
         .with {
             $0.code = code.wireValue
             $0.message = message
+            $0.violations = violations.map(\.wireValue)
         }
     }
 
     /// The error a wire message describes.
     public init(wireValue: Sharedstate_V1_Error) {
         self.init(Code(wireValue: wireValue.code), wireValue.message)
+        violations = wireValue.violations.map(SchemaViolation.init(wireValue:))
+    }
+}
+
+extension SchemaViolation {
+    /// The violation as a wire message.
+    public var wireValue: Sharedstate_V1_SchemaViolation {
+        .with {
+            $0.key = key
+            $0.pointer = pointer
+            $0.rule = rule
+            $0.limit = limit
+            $0.found = found?.jsonText ?? ""
+            $0.reason = reason
+        }
+    }
+
+    /// The violation a wire message describes.
+    public init(wireValue: Sharedstate_V1_SchemaViolation) {
+        let found = wireValue.found.isEmpty ? nil : try? JSONValue(json: Data(wireValue.found.utf8))
+        self.init(
+            key: wireValue.key, pointer: wireValue.pointer, rule: wireValue.rule, limit: wireValue.limit, found: found,
+            reason: wireValue.reason)
     }
 }

@@ -15,13 +15,13 @@ import Testing
 
     /// The violation of `value` against `schema`, as said of key `k`; nil when it satisfies it.
     private func check(_ schemaText: String, _ valueText: String) throws -> String? {
-        try schema(schemaText).firstViolation(of: json(valueText))?.description(forKey: "k")
+        try schema(schemaText).firstViolation(of: json(valueText))?.said(of: "k").description
     }
 
     @Test func theIssuesExampleNamesTheKeyThePointerTheRuleAndItsLimit() throws {
         let thermostat = try schema(#"{"type":"object","properties":{"target":{"type":"number","maximum":30}}}"#)
         let violation = try #require(thermostat.firstViolation(of: json(#"{"target":40}"#)))
-        #expect(violation.description(forKey: "climate/living") == "climate/living: /target is 40, above the maximum 30")
+        #expect(violation.said(of: "climate/living").description == "climate/living: /target is 40, above the maximum 30")
         #expect(violation.pointer == "/target" && violation.rule == "maximum" && violation.limit == "30")
         #expect(violation.found == .number(40))
         #expect(thermostat.firstViolation(of: try json(#"{"target":21.5}"#)) == nil)

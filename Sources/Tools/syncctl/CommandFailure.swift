@@ -11,6 +11,7 @@ enum CommandFailure {
         case .conflict: 3
         case .unavailable: 4
         case .permissionDenied: 5
+        case .schemaViolation: 6
         default: 1
         }
     }
@@ -20,7 +21,9 @@ enum CommandFailure {
         do {
             return try await body()
         } catch let error as SharedStateError {
-            fail(error.message, code: exitCode(for: error))
+            // The message names the first violation; a refused schema's others follow, one a line.
+            let others = error.violations.dropFirst().map { "\n  \($0)" }.joined()
+            fail(error.message + others, code: exitCode(for: error))
         }
     }
 

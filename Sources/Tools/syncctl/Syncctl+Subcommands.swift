@@ -20,6 +20,7 @@ extension Syncctl {
         MetricsCommand.self,
         PutCommand.self,
         RestoreCommand.self,
+        SchemaCommand.self,
         StatusCommand.self,
         TopCommand.self,
         WatchCommand.self,

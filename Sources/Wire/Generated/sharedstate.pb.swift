@@ -69,6 +69,10 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
   /// A count limit is reached: clients, a user's clients, connections waiting to say Hello, watches
   /// of a connection, open transfers. Try again once one is freed.
   case limitReached // = 11
+
+  /// A value breaks the schema that governs its key (nothing of the request was written), or a
+  /// schema being set is broken by values already written. `Error.violations` says where and how.
+  case schemaViolation // = 12
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -89,6 +93,7 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     case 9: self = .internal
     case 10: self = .futureRevision
     case 11: self = .limitReached
+    case 12: self = .schemaViolation
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -107,6 +112,7 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     case .internal: return 9
     case .futureRevision: return 10
     case .limitReached: return 11
+    case .schemaViolation: return 12
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -125,6 +131,7 @@ public nonisolated enum Sharedstate_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Case
     .internal,
     .futureRevision,
     .limitReached,
+    .schemaViolation,
   ]
 
 }
@@ -793,6 +800,41 @@ public nonisolated struct Sharedstate_V1_Error: Sendable {
 
   /// A sentence for a person, naming what was wrong.
   public var message: String = String()
+
+  /// With ERROR_CODE_SCHEMA_VIOLATION: the first rule the written value breaks, or, for a schema
+  /// refused because values already written break it, up to 20 of those values' first violations.
+  public var violations: [Sharedstate_V1_SchemaViolation] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The first rule of a schema that a value breaks.
+public nonisolated struct Sharedstate_V1_SchemaViolation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The key whose value breaks it.
+  public var key: String = String()
+
+  /// Where inside the value, as a JSON Pointer (RFC 6901; empty for the value itself).
+  public var pointer: String = String()
+
+  /// The schema keyword whose rule is broken: "maximum", "required", "type", ...; "false" for a
+  /// false schema.
+  public var rule: String = String()
+
+  /// The rule's limit as the schema gives it: "30" for a maximum, the missing member's name for
+  /// "required", the allowed types joined by commas for "type".
+  public var limit: String = String()
+
+  /// What the value holds there, as JSON text; empty when it holds nothing (a missing member).
+  public var found: String = String()
+
+  /// What is wrong, said after what the value holds: "above the maximum 30", "missing".
+  public var reason: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1802,7 +1844,7 @@ public nonisolated struct Sharedstate_V1_LogSegment: Sendable {
 fileprivate nonisolated let _protobuf_package = "sharedstate.v1"
 
 nonisolated extension Sharedstate_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_COMPACTED\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_PROTOCOL\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FUTURE_REVISION\0\u{1}ERROR_CODE_LIMIT_REACHED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_COMPACTED\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_PROTOCOL\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_FUTURE_REVISION\0\u{1}ERROR_CODE_LIMIT_REACHED\0\u{1}ERROR_CODE_SCHEMA_VIOLATION\0")
 }
 
 nonisolated extension Sharedstate_V1_Admission: SwiftProtobuf._ProtoNameProviding {
@@ -2806,7 +2848,7 @@ nonisolated extension Sharedstate_V1_Response: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Sharedstate_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}violations\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2816,6 +2858,7 @@ nonisolated extension Sharedstate_V1_Error: SwiftProtobuf.Message, SwiftProtobuf
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.violations) }()
       default: break
       }
     }
@@ -2828,12 +2871,71 @@ nonisolated extension Sharedstate_V1_Error: SwiftProtobuf.Message, SwiftProtobuf
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    if !self.violations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.violations, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_Error, rhs: Sharedstate_V1_Error) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.violations != rhs.violations {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_SchemaViolation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SchemaViolation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}pointer\0\u{1}rule\0\u{1}limit\0\u{1}found\0\u{1}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.pointer) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.rule) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.limit) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.found) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if !self.pointer.isEmpty {
+      try visitor.visitSingularStringField(value: self.pointer, fieldNumber: 2)
+    }
+    if !self.rule.isEmpty {
+      try visitor.visitSingularStringField(value: self.rule, fieldNumber: 3)
+    }
+    if !self.limit.isEmpty {
+      try visitor.visitSingularStringField(value: self.limit, fieldNumber: 4)
+    }
+    if !self.found.isEmpty {
+      try visitor.visitSingularStringField(value: self.found, fieldNumber: 5)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_SchemaViolation, rhs: Sharedstate_V1_SchemaViolation) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.pointer != rhs.pointer {return false}
+    if lhs.rule != rhs.rule {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.found != rhs.found {return false}
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -351,28 +351,3 @@ package struct SchemaError: Error, Equatable, CustomStringConvertible {
 
     package var description: String { pointer.isEmpty ? message : "\(pointer): \(message)" }
 }
-
-/// The first rule of a schema a value breaks.
-package struct SchemaViolation: Sendable, Equatable, CustomStringConvertible {
-    /// Where inside the value, as a JSON Pointer ("" for the value itself).
-    package let pointer: String
-    /// The keyword whose rule it breaks (`maximum`, `required`, …; `false` for a `false` schema).
-    package let rule: String
-    /// The rule's limit as the schema gives it (`30`, the missing member's name, …).
-    package let limit: String
-    /// What the value holds there; nil when it holds nothing (a missing member).
-    package let found: JSONValue?
-    /// What is wrong, said after what the value holds there (`above the maximum 30`).
-    let reason: String
-
-    /// For instance `/target is 40, above the maximum 30`, or `/on is missing`.
-    package var description: String {
-        let place = pointer.isEmpty ? "the value" : pointer
-        guard let found else { return "\(place) is \(reason)" }
-        let shown = found.jsonText.count > 40 ? ValueSchema.kind(of: found) : found.jsonText
-        return "\(place) is \(shown), \(reason)"
-    }
-
-    /// The violation as said of the value of `key`: `climate/living: /target is 40, above the maximum 30`.
-    package func description(forKey key: String) -> String { "\(key): \(description)" }
-}

@@ -29,7 +29,8 @@ package extension StateEngine {
         var overlay = GroupEntries(capacity: batch.count)
         // The key last looked up, with its hash: the key a put or a delete then writes.
         var lastLookedUp: (key: String, hash: Int)?
-        var revision = published.withLock { $0.revision }
+        // The schemas as the writes planned so far leave them.
+        var (revision, schemas) = published.withLock { ($0.revision, $0.schemas) }
         plan.results.reserveCapacity(batch.count)
         // A lone write's revision needs no array.
         var first: LogRecordEncoding.Revision?
@@ -78,13 +79,20 @@ package extension StateEngine {
             }
             do {
                 if case .put(let key, let value, let ifVersion, let ephemeralSession) = request {
+                    var schemasAfter: PrefixSchemas?
+                    // Without schemas, a put's check is this test.
+                    if !schemas.isEmpty || SchemaKeys.isReserved(key) {
+                        schemasAfter = try schemas.check(request) { prefix in values(under: prefix, overlay: overlay) }
+                    }
                     let (entry, version) = try plannedPut(
                         key, value, ifVersion: ifVersion, ephemeralSession: ephemeralSession, revision: revision + 1, overlay: &overlay)
+                    if let schemasAfter { schemas = schemasAfter }
                     revision += 1
                     record(LogRecordEncoding.Revision(revision: revision, changes: RevisionChanges(put: key, entry: entry), origin: origin))
                     plan.results.append(.success(.put(revision: revision, version: version)))
                     continue
                 }
+                _ = try schemas.check(request) { prefix in values(under: prefix, overlay: overlay) }
                 let planned = try WritePlanner.plan(request, revision: revision + 1) { key in
                     var bytes = key
                     let stored = bytes.withUTF8 { bytes in
@@ -101,6 +109,9 @@ package extension StateEngine {
                         let known = lastLookedUp.flatMap { KeyIndex.sameBytes($0.key, change.key) ? $0.hash : nil }
                         let hash = known ?? KeyIndex.hash(of: change.key)
                         overlay.set(change.key, hash: hash, to: change.type == .put ? StoredEntry.make(change.entry) : nil)
+                        if SchemaKeys.isReserved(change.key) {
+                            schemas.follow(change.key, value: change.type == .put ? change.entry.value : nil)
+                        }
                     }
                     record(LogRecordEncoding.Revision(revision: revision, changes: RevisionChanges(planned.changes), origin: origin))
                 }
@@ -127,6 +138,23 @@ package extension StateEngine {
         }
         plan.group = group
         return plan
+    }
+
+    /// The values under `prefix` as the writes planned so far (`overlay`) leave them, in byte
+    /// order of their keys: what a schema set or removed there is checked against.
+    private func values(under prefix: String, overlay: GroupEntries) -> [(key: String, value: Data)] {
+        let order = published.withLock { $0.entries.order }
+        var found: [(key: String, value: Data)] = []
+        var planned = Set<String>()
+        for written in overlay.written where KeyRules.key(written.key, hasPrefix: prefix) {
+            planned.insert(written.key)
+            if let entry = written.entry { found.append((written.key, entry.entry(key: written.key).value)) }
+        }
+        for stored in EntryTable.entries(in: order, withPrefix: prefix) {
+            let entry = stored.entry()
+            if !planned.contains(entry.key) { found.append((entry.key, entry.value)) }
+        }
+        return planned.isEmpty ? found : found.sorted { KeyByteOrder.precedes($0.key, $1.key) }
     }
 
     /// Plans a put as the write that gets `revision`, by ``WritePlanner``'s rule of a put

@@ -61,9 +61,41 @@ package extension StateEngine {
     /// Hands writes to the writer or to the backend, by how the backend commits them.
     private func take(_ writes: some Collection<PendingWrite>, mayCommitHere: Bool) -> Bool {
         switch self.writes {
-        case .plannedHere(let store): enqueue(writes, for: store, mayCommitHere: mayCommitHere)
-        case .forwarded(let forwarder): forwarder.forward(writes) { [self] write, result in answer([write], with: [result]) }
+        case .plannedHere(let store): return enqueue(writes, for: store, mayCommitHere: mayCommitHere)
+        case .forwarded(let forwarder):
+            // Those refused are answered already: the others are answered here if not taken.
+            let kept = keepingToSchemas(writes)
+            if !forwarder.forward(kept, answer: { [self] write, result in answer([write], with: [result]) }) {
+                answer(kept, with: Array(repeating: .failure(Self.shuttingDown), count: kept.count))
+            }
+            return true
         }
+    }
+
+    /// The writes that keep to the schemas (see ``PrefixSchemas/check(_:values:)``), checked
+    /// against the published state before they are forwarded; the others are answered with why.
+    ///
+    /// Another host's writes reach the published state only once the backend reports them: a
+    /// schema set there meanwhile is not yet seen here.
+    private func keepingToSchemas(_ writes: some Collection<PendingWrite>) -> [PendingWrite] {
+        var schemas = published.withLock { $0.schemas }
+        var kept: [PendingWrite] = []
+        kept.reserveCapacity(writes.count)
+        for write in writes {
+            do {
+                schemas = try schemas.check(write.request) { prefix in
+                    let order = published.withLock { $0.entries.order }
+                    return EntryTable.entries(in: order, withPrefix: prefix).map { stored in
+                        let entry = stored.entry()
+                        return (entry.key, entry.value)
+                    }
+                }
+                kept.append(write)
+            } catch {
+                answer([write], with: [.failure(error)])
+            }
+        }
+        return kept
     }
 
     /// Commits writes until ``shutDown()``: runs the writer for a ``RevisionStore``, the backend

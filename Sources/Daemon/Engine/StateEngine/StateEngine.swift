@@ -74,10 +74,13 @@ package final class StateEngine: Sendable {
         var restoreJournal: RestoreJournal?
         /// Rounds of output made while another thread held the hand-off (see ``DeliveryOrder``).
         var waitingRounds: [DeliveryRound] = []
+        /// The schemas the `$schemas/` entries hold.
+        var schemas = PrefixSchemas()
 
         /// Sets `key`, whose hash is `hash` when the caller has it, to `entry` (nil: deleted),
-        /// keeping ``ephemeralKeys`` in step.
+        /// keeping ``ephemeralKeys`` and ``schemas`` in step.
         mutating func set(_ key: String, hash: Int? = nil, to entry: StoredEntry?) {
+            if SchemaKeys.isReserved(key) { schemas.follow(key, value: entry?.entry(key: key).value) }
             let replaced = entries.set(key, hash: hash, to: entry)
             if let previous = replaced?.ephemeralSession, previous != 0 {
                 ephemeralKeys[previous]?.remove(key)
@@ -129,6 +132,10 @@ package final class StateEngine: Sendable {
         state.entries.order.forEach(withPrefix: "") { entry in
             if entry.ephemeralSession != 0 { published.ephemeralKeys[entry.ephemeralSession, default: []].insert(entry.key) }
             return true
+        }
+        for stored in state.entries.entries(withPrefix: SchemaKeys.keyPrefix) {
+            let entry = stored.entry()
+            published.schemas.follow(entry.key, value: entry.value)
         }
         self.published = Mutex(published)
     }

@@ -36,7 +36,13 @@ extension Sharedstate_V1_TransactionRequest: ClientRequest {
                 guard let kind = operation.kind else {
                     throw SharedStateError(.invalidArgument, "transaction operation names neither put nor delete")
                 }
-                result.append(try session.writeOperation(kind, limits: limits))
+                let checked = try session.writeOperation(kind, limits: limits)
+                if let prefix = SchemaKeys.prefix(ofKey: checked.key) {
+                    throw SharedStateError(
+                        .invalidArgument,
+                        "a transaction cannot write the schema of prefix \(KeyRules.quoted(prefix)): set or delete a schema on its own")
+                }
+                result.append(checked)
             }
             return result
         }

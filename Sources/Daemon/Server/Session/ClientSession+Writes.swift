@@ -43,6 +43,13 @@ package extension ClientSession {
         } catch {
             throw SharedStateError(error.code, "key \(KeyRules.quoted(key)): \(error.message)")
         }
+        if let prefix = SchemaKeys.prefix(ofKey: key) {
+            if isEphemeral {
+                throw SharedStateError(.invalidArgument, "the schema of prefix \(KeyRules.quoted(prefix)) cannot be ephemeral")
+            }
+            // Refused here, off the writer, when it is not a schema at all.
+            _ = try PrefixSchemas.schema(prefix: prefix, document: value)
+        }
         return .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession(isEphemeral))
     }
 

@@ -19,6 +19,7 @@ ERROR_CODE_LIMIT_REACHED: ErrorCode
 ERROR_CODE_NOT_FOUND: ErrorCode
 ERROR_CODE_PERMISSION_DENIED: ErrorCode
 ERROR_CODE_PROTOCOL: ErrorCode
+ERROR_CODE_SCHEMA_VIOLATION: ErrorCode
 ERROR_CODE_TOO_LARGE: ErrorCode
 ERROR_CODE_UNAVAILABLE: ErrorCode
 ERROR_CODE_UNSPECIFIED: ErrorCode
@@ -177,12 +178,14 @@ class Entry(_message.Message):
     def __init__(self, key: _Optional[str] = ..., value: _Optional[bytes] = ..., version: _Optional[int] = ..., create_revision: _Optional[int] = ..., mod_revision: _Optional[int] = ..., ephemeral_session: _Optional[int] = ...) -> None: ...
 
 class Error(_message.Message):
-    __slots__ = ["code", "message"]
+    __slots__ = ["code", "message", "violations"]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     message: str
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ...) -> None: ...
+    violations: _containers.RepeatedCompositeFieldContainer[SchemaViolation]
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., violations: _Optional[_Iterable[_Union[SchemaViolation, _Mapping]]] = ...) -> None: ...
 
 class ExistsRequest(_message.Message):
     __slots__ = ["keys"]
@@ -419,6 +422,22 @@ class RestoreResponse(_message.Message):
     puts: int
     revision: int
     def __init__(self, revision: _Optional[int] = ..., puts: _Optional[int] = ..., deletes: _Optional[int] = ...) -> None: ...
+
+class SchemaViolation(_message.Message):
+    __slots__ = ["found", "key", "limit", "pointer", "reason", "rule"]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    POINTER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    found: str
+    key: str
+    limit: str
+    pointer: str
+    reason: str
+    rule: str
+    def __init__(self, key: _Optional[str] = ..., pointer: _Optional[str] = ..., rule: _Optional[str] = ..., limit: _Optional[str] = ..., found: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ServerFrame(_message.Message):
     __slots__ = ["event", "fatal", "response", "welcome"]
