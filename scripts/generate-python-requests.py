@@ -117,6 +117,52 @@ TABLE = [
         "return result",
     ),
     Method(
+        "schema",
+        "prefix: str",
+        "PrefixSchema | None",
+        "The JSON Schema syncd holds for ``prefix``, or ``None`` when it has none.",
+        "key = requests.schema_key(prefix, limits)\n"
+        "try:\n"
+        '    answer = response(requests.get_request(key, limits), "get")\n'
+        "except NotFound:\n"
+        "    return None\n"
+        "return requests.prefix_schema_of(answer.entry)",
+    ),
+    Method(
+        "schemas",
+        "",
+        "builtins.list[PrefixSchema]",
+        "Every schema syncd holds, in byte order of their prefixes.",
+        'answer = response(requests.list_request(requests.SCHEMA_KEY_PREFIX, None, limits), "list")\n'
+        "return [requests.prefix_schema_of(entry) for entry in answer.entries]",
+    ),
+    Method(
+        "set_schema",
+        "prefix: str, schema: Any, *, if_version: int | None = None",
+        "PutResult",
+        "Sets the JSON Schema every value written under ``prefix`` must satisfy (a ``dict`` or\n"
+        "``bool``, or its JSON text). The longest prefix with a schema governs a key.\n"
+        "\n"
+        "Raises :class:`~sharedstate.InvalidArgument` naming the keyword at fault when ``schema``\n"
+        "uses one outside syncd's vocabulary (docs/PROTOCOL.md, \"Schemas\"), and\n"
+        ":class:`~sharedstate.SchemaViolation` when values already written under ``prefix`` break\n"
+        "it, with up to 20 of them in ``violations``.",
+        "key = requests.schema_key(prefix, limits)\n"
+        "frame = requests.put_request(key, requests.schema_document(schema), if_version, False, limits)\n"
+        'return requests.put_result_of(response(frame, "put"))',
+    ),
+    Method(
+        "delete_schema",
+        "prefix: str",
+        "int",
+        "Removes the schema of ``prefix``; values are left as they are. Returns the revision.\n"
+        "Raises :class:`~sharedstate.NotFound` when it has none, and\n"
+        ":class:`~sharedstate.SchemaViolation` when a shorter prefix's schema, which would then\n"
+        "govern the keys, is broken by values under ``prefix``.",
+        "key = requests.schema_key(prefix, limits)\n"
+        'return int(response(requests.delete_request(key, None, limits), "delete").revision)',
+    ),
+    Method(
         "status",
         "",
         "Status",
@@ -168,6 +214,7 @@ from typing import Any
 
 from . import _requests as requests
 from ._core import ClientCore
+from .errors import NotFound
 from .types import (
     ClientInfo,
     Compare,
@@ -177,6 +224,7 @@ from .types import (
     History,
     ListResult,
     Operation,
+    PrefixSchema,
     PutResult,
     Status,
     TransactionResult,

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _requests as requests
 from ._core import ClientCore
+from .errors import NotFound
 from .types import (
     ClientInfo,
     Compare,
@@ -22,6 +23,7 @@ from .types import (
     History,
     ListResult,
     Operation,
+    PrefixSchema,
     PutResult,
     Status,
     TransactionResult,
@@ -115,6 +117,45 @@ class RequestMethods:
         result = requests.transaction_result_of(self._core.call_blocking(frame, "transaction"))
         self._core.note_presence(success if result.succeeded else failure)
         return result
+
+    def schema(self, prefix: str) -> PrefixSchema | None:
+        """The JSON Schema syncd holds for ``prefix``, or ``None`` when it has none."""
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        try:
+            answer = self._core.call_blocking(requests.get_request(key, limits), "get")
+        except NotFound:
+            return None
+        return requests.prefix_schema_of(answer.entry)
+
+    def schemas(self) -> builtins.list[PrefixSchema]:
+        """Every schema syncd holds, in byte order of their prefixes."""
+        limits = self._core.configuration.limits
+        answer = self._core.call_blocking(requests.list_request(requests.SCHEMA_KEY_PREFIX, None, limits), "list")
+        return [requests.prefix_schema_of(entry) for entry in answer.entries]
+
+    def set_schema(self, prefix: str, schema: Any, *, if_version: int | None = None) -> PutResult:
+        """Sets the JSON Schema every value written under ``prefix`` must satisfy (a ``dict`` or
+        ``bool``, or its JSON text). The longest prefix with a schema governs a key.
+
+        Raises :class:`~sharedstate.InvalidArgument` naming the keyword at fault when ``schema``
+        uses one outside syncd's vocabulary (docs/PROTOCOL.md, "Schemas"), and
+        :class:`~sharedstate.SchemaViolation` when values already written under ``prefix`` break
+        it, with up to 20 of them in ``violations``.
+        """
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        frame = requests.put_request(key, requests.schema_document(schema), if_version, False, limits)
+        return requests.put_result_of(self._core.call_blocking(frame, "put"))
+
+    def delete_schema(self, prefix: str) -> int:
+        """Removes the schema of ``prefix``; values are left as they are. Returns the revision.
+        Raises :class:`~sharedstate.NotFound` when it has none, and
+        :class:`~sharedstate.SchemaViolation` when a shorter prefix's schema, which would then
+        govern the keys, is broken by values under ``prefix``."""
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        return int(self._core.call_blocking(requests.delete_request(key, None, limits), "delete").revision)
 
     def status(self) -> Status:
         """A summary of syncd."""
@@ -224,6 +265,45 @@ class AsyncRequestMethods:
         result = requests.transaction_result_of(await self._core.call(frame, "transaction"))
         self._core.note_presence(success if result.succeeded else failure)
         return result
+
+    async def schema(self, prefix: str) -> PrefixSchema | None:
+        """The JSON Schema syncd holds for ``prefix``, or ``None`` when it has none."""
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        try:
+            answer = await self._core.call(requests.get_request(key, limits), "get")
+        except NotFound:
+            return None
+        return requests.prefix_schema_of(answer.entry)
+
+    async def schemas(self) -> builtins.list[PrefixSchema]:
+        """Every schema syncd holds, in byte order of their prefixes."""
+        limits = self._core.configuration.limits
+        answer = await self._core.call(requests.list_request(requests.SCHEMA_KEY_PREFIX, None, limits), "list")
+        return [requests.prefix_schema_of(entry) for entry in answer.entries]
+
+    async def set_schema(self, prefix: str, schema: Any, *, if_version: int | None = None) -> PutResult:
+        """Sets the JSON Schema every value written under ``prefix`` must satisfy (a ``dict`` or
+        ``bool``, or its JSON text). The longest prefix with a schema governs a key.
+
+        Raises :class:`~sharedstate.InvalidArgument` naming the keyword at fault when ``schema``
+        uses one outside syncd's vocabulary (docs/PROTOCOL.md, "Schemas"), and
+        :class:`~sharedstate.SchemaViolation` when values already written under ``prefix`` break
+        it, with up to 20 of them in ``violations``.
+        """
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        frame = requests.put_request(key, requests.schema_document(schema), if_version, False, limits)
+        return requests.put_result_of(await self._core.call(frame, "put"))
+
+    async def delete_schema(self, prefix: str) -> int:
+        """Removes the schema of ``prefix``; values are left as they are. Returns the revision.
+        Raises :class:`~sharedstate.NotFound` when it has none, and
+        :class:`~sharedstate.SchemaViolation` when a shorter prefix's schema, which would then
+        govern the keys, is broken by values under ``prefix``."""
+        limits = self._core.configuration.limits
+        key = requests.schema_key(prefix, limits)
+        return int((await self._core.call(requests.delete_request(key, None, limits), "delete")).revision)
 
     async def status(self) -> Status:
         """A summary of syncd."""

@@ -24,6 +24,7 @@ from .types import (
     Limits,
     ListResult,
     Operation,
+    PrefixSchema,
     Put,
     PutResult,
     Status,
@@ -109,6 +110,33 @@ def prefixes_of(prefixes: str | Iterable[str], limits: Limits) -> list[str]:
     for prefix in result:
         check_prefix(prefix, limits)
     return result
+
+
+#: The prefix of every schema's key: the schema of ``climate/`` is the entry of ``$schemas/climate/``.
+SCHEMA_KEY_PREFIX = "$schemas/"
+
+
+def schema_key(prefix: str, limits: Limits) -> str:
+    """The key holding the schema of ``prefix``, refusing a prefix that cannot have one."""
+    check_prefix(prefix, limits)
+    if not prefix:
+        raise InvalidArgument("a schema governs a prefix: the empty prefix cannot have one")
+    if prefix.startswith("$"):
+        raise InvalidArgument(f"invalid prefix {quoted(prefix)}: keys starting with '$' are syncd's")
+    return SCHEMA_KEY_PREFIX + prefix
+
+
+def prefix_schema_of(entry: pb.Entry) -> PrefixSchema:
+    return PrefixSchema(entry.key[len(SCHEMA_KEY_PREFIX) :], entry.value, entry.version, entry.mod_revision)
+
+
+def schema_document(schema: Any) -> bytes:
+    """A schema as JSON bytes: a ``dict`` or ``bool`` is encoded, ``str`` or ``bytes`` sent as is."""
+    if isinstance(schema, str):
+        return schema.encode("utf-8")
+    if isinstance(schema, (bytes, bytearray)):
+        return bytes(schema)
+    return encode_value(schema)
 
 
 def _check_version(if_version: int | None) -> None:

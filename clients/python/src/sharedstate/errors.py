@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from ._generated import sharedstate_pb2 as pb
 
@@ -19,6 +19,8 @@ __all__ = [
     "InternalError",
     "FutureRevision",
     "LimitReached",
+    "SchemaViolation",
+    "Violation",
 ]
 
 
@@ -114,6 +116,58 @@ class LimitReached(SharedStateError):
     code = "limitReached"
 
 
+class Violation(NamedTuple):
+    """The first rule of a schema that a value breaks."""
+
+    #: The key whose value breaks it.
+    key: str
+    #: Where inside the value, as a JSON Pointer (``""`` for the value itself).
+    pointer: str
+    #: The schema keyword whose rule is broken: ``"maximum"``, ``"required"``, ``"type"``, ...
+    rule: str
+    #: The rule's limit as the schema gives it: ``"30"``, the missing member's name, the types.
+    limit: str
+    #: What the value holds there, as JSON text; ``None`` when it holds nothing (a missing member).
+    found: str | None
+    #: What is wrong, said after what the value holds: ``"above the maximum 30"``, ``"missing"``.
+    reason: str
+
+    def __str__(self) -> str:
+        place = self.pointer or "the value"
+        if self.found is None:
+            said = f"{place} is {self.reason}"
+        else:
+            said = f"{place} is {self.found}, {self.reason}"
+        return f"{self.key}: {said}" if self.key else said
+
+
+class SchemaViolation(SharedStateError):
+    """A value breaks the schema that governs its key, and nothing of the request was written; or
+    a schema being set is broken by values already written under its prefix.
+
+    ``violations`` holds the first rule the written value breaks, or, for a refused schema, up to
+    20 of the values already written with their first violation. ``key``, ``pointer``, ``rule``,
+    ``limit`` and ``found`` are the first one's::
+
+        try:
+            client.put("climate/living", {"target": 40, "mode": "heat"})
+        except sharedstate.SchemaViolation as error:
+            print(error.pointer, error.rule, error.limit)  # /target maximum 30
+    """
+
+    code = "schemaViolation"
+
+    def __init__(self, message: str, violations: list[Violation] | None = None) -> None:
+        super().__init__(message)
+        self.violations: list[Violation] = list(violations or [])
+        first = self.violations[0] if self.violations else Violation("", "", "", "", None, "")
+        self.key = first.key
+        self.pointer = first.pointer
+        self.rule = first.rule
+        self.limit = first.limit
+        self.found = first.found
+
+
 _BY_WIRE_CODE: dict[int, type[SharedStateError]] = {
     pb.ERROR_CODE_NOT_FOUND: NotFound,
     pb.ERROR_CODE_CONFLICT: Conflict,
@@ -131,4 +185,9 @@ _BY_WIRE_CODE: dict[int, type[SharedStateError]] = {
 
 def error_from_wire(error: pb.Error) -> SharedStateError:
     """The exception for an ``Error`` message; unknown codes become :class:`InternalError`."""
+    if error.code == pb.ERROR_CODE_SCHEMA_VIOLATION:
+        violations = [
+            Violation(v.key, v.pointer, v.rule, v.limit, v.found if v.found else None, v.reason) for v in error.violations
+        ]
+        return SchemaViolation(error.message, violations)
     return _BY_WIRE_CODE.get(error.code, InternalError)(error.message)

@@ -21,6 +21,7 @@ __all__ = [
     "BatchKind",
     "WatchBatch",
     "PutResult",
+    "PrefixSchema",
     "ListResult",
     "TransactionResult",
     "Status",
@@ -262,6 +263,25 @@ class PutResult(NamedTuple):
     revision: int
     #: The key's version after the write.
     version: int
+
+
+class PrefixSchema(NamedTuple):
+    """The JSON Schema syncd holds for a key prefix: every value written under the prefix must
+    satisfy it (unless a longer prefix has a schema of its own)."""
+
+    #: The prefix it governs.
+    prefix: str
+    #: The schema document as it was set, JSON bytes.
+    raw: bytes
+    #: Times it was set since it was (last) created.
+    version: int
+    #: The revision that last set it.
+    mod_revision: int
+
+    @property
+    def schema(self) -> Any:
+        """The schema document, decoded from JSON."""
+        return json.loads(self.raw)
 
 
 class ListResult(Sequence[Entry]):
