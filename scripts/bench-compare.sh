@@ -78,7 +78,7 @@ rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 ticks_per_second=$(getconf CLK_TCK)
 cpu_us() { awk -v hz="$ticks_per_second" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000000 / hz }' "/proc/$1/stat"; }
 per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; } # before after operations
-cpu_rows=()
+cpu_rows=() schema_rows=()
 cpu_row() { cpu_rows+=("| $1 | $2 | $3 | $(ratio "$2" "$3") | $4 |"); echo "bench-compare: server CPU µs per op, $1: syncd $2, Redis $3" >&2; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}×')"; }
 rows=()
@@ -97,6 +97,20 @@ d1=$(cpu_us "$redis_pid")
 sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
 row "acknowledged writes/s, normal (journal synced each second) vs everysec, 4 conn × pipeline 16, 100 B (syncctl bench against redis-benchmark)" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "(Swift client)"
 cpu_row "acknowledged write, normal, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
+
+# A write under a schema (5 properties, 100 B values) against the same write without one:
+# syncd's CPU per put, 4 conn × pipeline 16, in alternating rounds (without, with, twice).
+without=0 with=0
+for round in 1 2; do
+    for mode in records schema; do
+        c0=$(cpu_us "$syncd_pid")
+        "$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 4 --pipeline 16 --count $((puts / 2)) --value-size 100 --keys 1000 "--$mode" >/dev/null
+        c1=$(cpu_us "$syncd_pid")
+        if [ "$mode" = records ]; then without=$(python3 -c "print($without + $c1 - $c0)"); else with=$(python3 -c "print($with + $c1 - $c0)"); fi
+    done
+done
+schema_rows+=("| acknowledged write of a 5-member object, 4 conn × pipeline 16, 100 B | $(per_op 0 "$without" "$puts") | $(per_op 0 "$with" "$puts") | $(ratio "$with" "$without") | ≤ 1.2× |")
+echo "bench-compare: syncd CPU µs per put without a schema $(per_op 0 "$without" "$puts"), under one $(per_op 0 "$with" "$puts")" >&2
 
 # The same from C writers on both sides (fanout-peer writers: 4 processes, 16 in flight each), so
 # that no Swift client shares the two cores with syncd: what the daemon itself can take.
@@ -235,6 +249,10 @@ echo
 echo "| server CPU µs per operation (utime + stime from /proc) | syncd | redis-server | ratio | target |"
 echo "| --- | --- | --- | --- | --- |"
 printf '%s\n' "${cpu_rows[@]}"
+echo
+echo "| syncd CPU µs per put (utime + stime from /proc) | without a schema | under a schema | ratio | target |"
+echo "| --- | --- | --- | --- | --- |"
+printf '%s\n' "${schema_rows[@]}"
 
 # Scale with the number of watches, and snapshots among many keys (a syncd of its own).
 kill "$syncd_pid"; wait "$syncd_pid" 2>/dev/null || true; syncd_pid=""

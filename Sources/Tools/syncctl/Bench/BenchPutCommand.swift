@@ -33,6 +33,16 @@ struct BenchPutCommand: AsyncParsableCommand {
     )
     var rate: Int?
 
+    @Flag(help: "Write objects of 5 members (under bench/records/), the shape a schema checks.")
+    var records = false
+
+    @Flag(
+        help: """
+            Write them under a schema of 5 properties that governs them (implies --records), set             before and removed after: the cost of syncd's check.
+            """
+    )
+    var schema = false
+
     func validate() throws {
         for (name, value) in [("connections", connections), ("pipeline", pipeline), ("count", count), ("keys", keys)] where value < 1 {
             throw ValidationError("--\(name) must be at least 1")
@@ -44,7 +54,10 @@ struct BenchPutCommand: AsyncParsableCommand {
     func run() async throws {
         var clients: [SharedStateClient] = []
         for _ in 0..<connections { clients.append(try await options.connect()) }
-        let value = BenchValue.make(sequence: 0, size: valueSize)
+        let records = records || schema
+        let value = records ? BenchValue.makeRecord(sequence: 0, size: valueSize) : BenchValue.make(sequence: 0, size: valueSize)
+        let prefix = records ? "bench/records/" : "bench/"
+        if schema { try await clients[0].setSchema(prefix, document: BenchValue.recordSchema(size: valueSize)) }
         let workers = connections * pipeline
         let perWorker = count / workers
         let remainder = count % workers
@@ -59,7 +72,7 @@ struct BenchPutCommand: AsyncParsableCommand {
                     var samples = LatencyHistogram()
                     for index in 0..<operations {
                         let sequence = worker + index * workers
-                        let key = "bench/\(sequence % keys)"
+                        let key = prefix + String(sequence % keys)
                         var sent = MonotonicClock.nanoseconds
                         if let rate {
                             // Timed from when it was due: a put held up by the one before waited too.
@@ -76,6 +89,7 @@ struct BenchPutCommand: AsyncParsableCommand {
             return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
         }
         let seconds = Double(MonotonicClock.nanoseconds - started) / 1e9
+        if schema { try await clients[0].deleteSchema(prefix) }
         let rate = Double(latencies.count) / seconds
         if options.json {
             print(

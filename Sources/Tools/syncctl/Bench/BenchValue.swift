@@ -10,6 +10,25 @@ enum BenchValue {
         return Data((head + String(repeating: "x", count: padding) + #""}"#).utf8)
     }
 
+    /// `{"t":<monotonic ns>,"n":<sequence>,"on":true,"mode":"heat","p":"xxx…"}`, padded to at
+    /// least `size` bytes: an object of 5 members, as configuration values are, for the cost of a
+    /// schema's check (``recordSchema(size:)``).
+    static func makeRecord(sequence: Int, size: Int) -> Data {
+        let head = #"{"t":\#(MonotonicClock.nanoseconds),"n":\#(sequence),"on":true,"mode":"heat","p":""#
+        let padding = max(0, size - head.utf8.count - 2)
+        return Data((head + String(repeating: "x", count: padding) + #""}"#).utf8)
+    }
+
+    /// A schema every value ``makeRecord(sequence:size:)`` makes satisfies, checking each member.
+    static func recordSchema(size: Int) -> Data {
+        Data(
+            #"""
+            {"type":"object","required":["t","n","on","mode","p"],"additionalProperties":false,
+             "properties":{"t":{"type":"integer","minimum":0},"n":{"type":"integer","minimum":0},
+              "on":{"type":"boolean"},"mode":{"enum":["heat","cool","off"]},"p":{"type":"string","maxLength":\#(size)}}}
+            """#.utf8)
+    }
+
     /// The send time and sequence number of a value made by ``make(sequence:size:)``.
     static func parse(_ value: Data) -> (sentAt: UInt64, sequence: Int)? {
         var numbers: [UInt64] = []
