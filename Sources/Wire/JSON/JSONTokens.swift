@@ -52,6 +52,14 @@ package struct JSONTokens {
 }
 
 extension JSONTokens {
+    /// The tokens of the document in `buffer`, scanned where it lies (nothing copied); nil for what
+    /// ``init(_:)`` refuses.
+    package static func tokens(in buffer: UnsafeRawBufferPointer) -> [Token]? {
+        guard buffer.count < Int32.max else { return nil }
+        var scanner = JSONScanner(bytes: buffer, maxDepth: maximumDepth, sink: Recorder(bytes: buffer))
+        return scanner.scanDocument() ? scanner.sink.tokens : nil
+    }
+
     /// The sink that keeps every token, and refuses what the in-place decoder leaves to
     /// `JSONDecoder`.
     private struct Recorder: JSONTokenSink {

@@ -18,7 +18,8 @@ extension JSONValue {
         self = tokens.bytes.withUnsafeBufferPointer { bytes in Self.value(at: &index, in: tokens.tokens, bytes: bytes) }
     }
 
-    private static func value(at index: inout Int, in tokens: [JSONTokens.Token], bytes: UnsafeBufferPointer<UInt8>) -> JSONValue {
+    /// The value whose first token is at `index`, which is left at the token after it.
+    static func value(at index: inout Int, in tokens: [JSONTokens.Token], bytes: UnsafeBufferPointer<UInt8>) -> JSONValue {
         let token = tokens[index]
         index += 1
         switch token.kind {
@@ -26,9 +27,7 @@ extension JSONValue {
         case .true: return .bool(true)
         case .false: return .bool(false)
         case .string: return .string(text(of: token, in: bytes))
-        case .number:
-            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)]), as: UTF8.self)
-            return .number(Double(text) ?? .nan)
+        case .number: return .number(number(UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])))
         case .array:
             var elements: [JSONValue] = []
             elements.reserveCapacity(Int(token.count))
@@ -44,6 +43,11 @@ extension JSONValue {
             }
             return .object(members)
         }
+    }
+
+    /// A number's text as a `Double`, correctly rounded (±infinity beyond its range).
+    static func number(_ text: UnsafeBufferPointer<UInt8>) -> Double {
+        Double(String(decoding: text, as: UTF8.self)) ?? .nan
     }
 
     private static func text(of token: JSONTokens.Token, in bytes: UnsafeBufferPointer<UInt8>) -> String {

@@ -42,6 +42,7 @@ package extension PrefixSchemas {
 
     /// The first rule of `schema` that `value` breaks.
     static func firstViolation(of value: Data, _ schema: ValueSchema) -> SchemaViolation? {
+        if schema.accepts(json: value) { return nil }
         // syncd took only JSON: parsing it again cannot fail.
         guard let parsed = try? JSONValue(parsing: value) else {
             return SchemaViolation(pointer: "", rule: "type", limit: "", found: nil, reason: "not JSON")

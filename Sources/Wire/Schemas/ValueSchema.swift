@@ -64,6 +64,11 @@ package struct ValueSchema: Sendable, Equatable {
     package private(set) var defaultValue: JSONValue?
     package private(set) var title: String?
     package private(set) var description: String?
+    /// ``properties``' names as UTF-8, with their schemas at the same index, and ``required``'s:
+    /// what ``accepts(json:)`` compares a member's bytes with.
+    private(set) var propertyNames: [[UInt8]] = []
+    private(set) var propertySchemas: [ValueSchema] = []
+    private(set) var requiredNames: [[UInt8]] = []
 
     /// A `pattern`: its source, as the document gives it, and the expression made from it once.
     package struct Pattern: @unchecked Sendable, Equatable {
@@ -109,6 +114,11 @@ package struct ValueSchema: Sendable, Equatable {
         if let minimum = minProperties, let maximum = maxProperties, minimum > maximum {
             throw SchemaError(pointer: pointer, "minProperties \(minimum) is above maxProperties \(maximum)")
         }
+        for (name, schema) in properties.sorted(by: { $0.key < $1.key }) {
+            propertyNames.append(Array(name.utf8))
+            propertySchemas.append(schema)
+        }
+        requiredNames = required.map { Array($0.utf8) }
     }
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length

@@ -1,0 +1,113 @@
+import Foundation
+
+extension ValueSchema {
+    /// Whether `value`, one JSON document, satisfies the schema: found in its bytes, without
+    /// building the value, so that a write under a schema costs little more than one without.
+    ///
+    /// It says no more than ``firstViolation(of:)`` would: each scalar is checked by it, and a
+    /// container by the same rules; what it does not look into itself (an `enum` or a `const` of a
+    /// container, `uniqueItems`, escaped member names, a member twice) it leaves to it, on that
+    /// part of the value. When it says false, ``firstViolation(of:)`` says where and why.
+    package func accepts(json value: Data) -> Bool {
+        value.withUnsafeBytes { raw in
+            guard let tokens = JSONTokens.tokens(in: raw) else {
+                return (try? JSONValue(parsing: value)).map { firstViolation(of: $0) == nil } ?? false
+            }
+            return accepts(token: 0, tokens, raw.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    private func accepts(token index: Int, _ tokens: [JSONTokens.Token], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if refusesEverything { return false }
+        let token = tokens[index]
+        switch token.kind {
+        case .object:
+            if types?.contains(.object) == false { return false }
+            if allowed != nil || constant != nil { return acceptsBuilt(index, tokens, bytes) }
+            let count = Int(token.count)
+            if let minProperties, count < minProperties { return false }
+            if let maxProperties, count > maxProperties { return false }
+            for name in requiredNames where Self.member(named: name, of: index, tokens, bytes) == nil { return false }
+            var member = index + 1
+            for _ in 0..<count {
+                let name = tokens[member]
+                if name.hasEscapes { return acceptsBuilt(index, tokens, bytes) }
+                let nameBytes = UnsafeBufferPointer(rebasing: bytes[Int(name.start)..<Int(name.end)])
+                if let property = propertyNames.firstIndex(where: { Self.equal($0, nameBytes) }) {
+                    if !propertySchemas[property].accepts(token: member + 1, tokens, bytes) { return false }
+                } else if let additional = additionalProperties?.schema {
+                    if !additional.accepts(token: member + 1, tokens, bytes) { return false }
+                }
+                member = Int(tokens[member + 1].next)
+            }
+            return true
+        case .array:
+            if types?.contains(.array) == false { return false }
+            if allowed != nil || constant != nil || uniqueItems { return acceptsBuilt(index, tokens, bytes) }
+            let count = Int(token.count)
+            if let minItems, count < minItems { return false }
+            if let maxItems, count > maxItems { return false }
+            var element = index + 1
+            for position in 0..<count {
+                let schema = position < prefixItems.count ? prefixItems[position] : items?.schema
+                if let schema, !schema.accepts(token: element, tokens, bytes) { return false }
+                element = Int(tokens[element].next)
+            }
+            return true
+        case .string:
+            // Without a rule on its text, only its type counts: no `String` made.
+            if allowed == nil && constant == nil && minLength == nil && maxLength == nil && pattern == nil {
+                return types.map { $0.contains(.string) } ?? true
+            }
+            return acceptsBuilt(index, tokens, bytes)
+        case .number:
+            return firstViolation(of: .number(Self.number(tokens[index], bytes))) == nil
+        case .true: return firstViolation(of: .bool(true)) == nil
+        case .false: return firstViolation(of: .bool(false)) == nil
+        case .null: return firstViolation(of: .null) == nil
+        }
+    }
+
+    /// The verdict of ``firstViolation(of:)`` on the value at `index`, built.
+    private func acceptsBuilt(_ index: Int, _ tokens: [JSONTokens.Token], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var next = index
+        return firstViolation(of: JSONValue.value(at: &next, in: tokens, bytes: bytes)) == nil
+    }
+
+    /// The value token of the member of the object at `object` whose name is `name`, compared as
+    /// bytes (a name with escapes is compared once they are resolved).
+    private static func member(
+        named name: [UInt8], of object: Int, _ tokens: [JSONTokens.Token], _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> Int? {
+        var member = object + 1
+        for _ in 0..<tokens[object].count {
+            let token = tokens[member]
+            let text = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+            if token.hasEscapes ? JSONTokens.unescaped(text).map({ Array($0.utf8) == name }) == true : equal(name, text) {
+                return member + 1
+            }
+            member = Int(tokens[member + 1].next)
+        }
+        return nil
+    }
+
+    private static func equal(_ name: [UInt8], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        name.count == bytes.count
+            && name.withUnsafeBufferPointer { name in name.isEmpty || memcmp(name.baseAddress!, bytes.baseAddress!, name.count) == 0 }
+    }
+
+    /// A number token's value, as ``JSONValue/init(parsing:)`` reads it.
+    private static func number(_ token: JSONTokens.Token, _ bytes: UnsafeBufferPointer<UInt8>) -> Double {
+        let text = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+        // A whole number of up to 18 digits is exact in an Int64, and converted as Double(String) rounds it.
+        if token.isInteger && text.count <= 18 {
+            var value: Int64 = 0
+            var isNegative = false
+            for byte in text {
+                if byte == UInt8(ascii: "-") { isNegative = true } else { value = value * 10 + Int64(byte &- UInt8(ascii: "0")) }
+            }
+            return Double(isNegative ? -value : value)
+        }
+        return JSONValue.number(text)
+    }
+}
