@@ -9,7 +9,7 @@ struct Syncctl: AsyncParsableCommand {
         abstract: "Inspect and control the SharedState daemon (syncd).",
         discussion: """
             Exit codes: 0 success, 1 usage or other error, 2 key not found, 3 conflict (a compare \
-            failed), 4 cannot reach syncd, 5 permission denied.
+            failed), 4 cannot reach syncd, 5 permission denied, 6 a schema is broken.
             """,
         // Every command file of this folder (Syncctl+Subcommands.swift, generated).
         subcommands: subcommands
