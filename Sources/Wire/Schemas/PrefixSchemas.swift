@@ -15,9 +15,6 @@ package struct PrefixSchemas: Sendable {
     /// Whether no prefix has a schema.
     package var isEmpty: Bool { schemas.isEmpty }
 
-    /// The prefixes with a schema, longest first.
-    package var prefixes: [String] { schemas.map(\.prefix) }
-
     /// The schema that governs `key`, from the longest prefix with one that selects it.
     package func governing(_ key: String) -> (prefix: String, schema: ValueSchema)? {
         for governing in schemas where KeyRules.key(key, hasPrefix: governing.prefix) { return governing }

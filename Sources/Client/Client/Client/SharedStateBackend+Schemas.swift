@@ -48,7 +48,9 @@ extension SharedStateBackend {
 
     /// The schema that governs `key`: that of the longest prefix of it with one; nil when none does.
     public nonisolated(nonsending) func schema(governing key: String) async throws(SharedStateError) -> PrefixSchema? {
-        try await schemas().filter { KeyRules.key(key, hasPrefix: $0.prefix) }.max { $0.prefix.utf8.count < $1.prefix.utf8.count }
+        let all = try await schemas()
+        guard let prefix = PrefixSchemas(all).governing(key)?.prefix else { return nil }
+        return all.first { $0.prefix == prefix }
     }
 
     /// Sets the schema of `prefix` to `document`, a JSON Schema document in the vocabulary syncd
@@ -88,9 +90,16 @@ extension SharedStateBackend {
     /// process may read.
     public nonisolated(nonsending) func checkSchema(_ prefix: String, document: Data) async throws(SharedStateError) {
         try SchemaKeys.validatePrefix(prefix)
-        var current = PrefixSchemas()
-        for schema in try await schemas() { current.follow(SchemaKeys.key(forPrefix: schema.prefix), value: schema.document) }
+        let current = PrefixSchemas(try await schemas())
         let values = try await list(prefix: prefix).entries.map { (key: $0.key, value: $0.value) }
         _ = try current.check(.put(key: SchemaKeys.key(forPrefix: prefix), value: document, ifVersion: nil)) { _ in values }
+    }
+}
+
+extension PrefixSchemas {
+    /// The schemas `schemas` hold, as syncd keeps them.
+    init(_ schemas: [PrefixSchema]) {
+        self.init()
+        for schema in schemas { follow(SchemaKeys.key(forPrefix: schema.prefix), value: schema.document) }
     }
 }

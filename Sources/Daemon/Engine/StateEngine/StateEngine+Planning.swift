@@ -140,9 +140,9 @@ package extension StateEngine {
         return plan
     }
 
-    /// The values under `prefix` as the writes planned so far (`overlay`) leave them, in byte
-    /// order of their keys: what a schema set or removed there is checked against.
-    private func values(under prefix: String, overlay: GroupEntries) -> [(key: String, value: Data)] {
+    /// The values under `prefix` as the writes planned so far (`overlay`; none by default) leave
+    /// them, in byte order of their keys: what a schema set or removed there is checked against.
+    func values(under prefix: String, overlay: GroupEntries = GroupEntries()) -> [(key: String, value: Data)] {
         let order = published.withLock { $0.entries.order }
         var found: [(key: String, value: Data)] = []
         var planned = Set<String>()

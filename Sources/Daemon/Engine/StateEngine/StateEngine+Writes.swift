@@ -83,13 +83,7 @@ package extension StateEngine {
         kept.reserveCapacity(writes.count)
         for write in writes {
             do {
-                schemas = try schemas.check(write.request) { prefix in
-                    let order = published.withLock { $0.entries.order }
-                    return EntryTable.entries(in: order, withPrefix: prefix).map { stored in
-                        let entry = stored.entry()
-                        return (entry.key, entry.value)
-                    }
-                }
+                schemas = try schemas.check(write.request) { prefix in values(under: prefix) }
                 kept.append(write)
             } catch {
                 answer([write], with: [.failure(error)])

@@ -23,7 +23,7 @@ struct SchemaSetCommand: AsyncParsableCommand {
     @Argument(help: "A file holding the schema, or - to read it from standard input.")
     var file: String
 
-    @Flag(help: "Only check it: say whether syncd would take it, and set nothing.")
+    @Flag(help: "Only check it: that syncd can use it and that no value this process can read breaks it. Sets nothing.")
     var check = false
 
     @Option(help: "Set it only if the schema is at this version; 0 means only if the prefix has none.")
@@ -37,7 +37,9 @@ struct SchemaSetCommand: AsyncParsableCommand {
             if options.json {
                 print(JSONObject().string("prefix", prefix).bool("valid", true).rendered)
             } else {
-                print("OK: syncd would take this schema for \(KeyRules.quoted(prefix)); nothing was set")
+                print(
+                    "OK: the schema is usable and no value this process can read under \(KeyRules.quoted(prefix)) breaks it; nothing was set"
+                )
             }
             return
         }
