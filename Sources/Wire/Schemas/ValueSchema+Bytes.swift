@@ -18,46 +18,51 @@ extension ValueSchema {
     }
 
     private func accepts(token index: Int, _ tokens: [JSONTokens.Token], _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        if refusesEverything { return false }
+        if rules.refusesEverything { return false }
         let token = tokens[index]
         switch token.kind {
         case .object:
-            if types?.contains(.object) == false { return false }
-            if allowed != nil || constant != nil { return acceptsBuilt(index, tokens, bytes) }
+            if rules.types?.contains(.object) == false { return false }
+            if rules.allowed != nil || rules.constant != nil { return acceptsBuilt(index, tokens, bytes) }
             let count = Int(token.count)
-            if let minProperties, count < minProperties { return false }
-            if let maxProperties, count > maxProperties { return false }
-            for name in requiredNames where Self.member(named: name, of: index, tokens, bytes) == nil { return false }
+            if let minProperties = rules.minProperties, count < minProperties { return false }
+            if let maxProperties = rules.maxProperties, count > maxProperties { return false }
+            for name in rules.requiredNames where Self.member(named: name, of: index, tokens, bytes) == nil { return false }
             var member = index + 1
             for _ in 0..<count {
                 let name = tokens[member]
                 if name.hasEscapes { return acceptsBuilt(index, tokens, bytes) }
                 let nameBytes = UnsafeBufferPointer(rebasing: bytes[Int(name.start)..<Int(name.end)])
-                if let property = propertyNames.firstIndex(where: { Self.equal($0, nameBytes) }) {
-                    if !propertySchemas[property].accepts(token: member + 1, tokens, bytes) { return false }
-                } else if let additional = additionalProperties?.schema {
+                if let property = rules.propertyNames.firstIndex(where: { Self.equal($0, nameBytes) }) {
+                    if !rules.propertySchemas[property].accepts(token: member + 1, tokens, bytes) { return false }
+                } else if let additional = rules.additionalProperties {
                     if !additional.accepts(token: member + 1, tokens, bytes) { return false }
                 }
                 member = Int(tokens[member + 1].next)
             }
             return true
         case .array:
-            if types?.contains(.array) == false { return false }
-            if allowed != nil || constant != nil || uniqueItems { return acceptsBuilt(index, tokens, bytes) }
+            if rules.types?.contains(.array) == false { return false }
+            if rules.allowed != nil || rules.constant != nil || rules.uniqueItems { return acceptsBuilt(index, tokens, bytes) }
             let count = Int(token.count)
-            if let minItems, count < minItems { return false }
-            if let maxItems, count > maxItems { return false }
+            if let minItems = rules.minItems, count < minItems { return false }
+            if let maxItems = rules.maxItems, count > maxItems { return false }
             var element = index + 1
             for position in 0..<count {
-                let schema = position < prefixItems.count ? prefixItems[position] : items?.schema
+                let schema = position < rules.prefixItems.count ? rules.prefixItems[position] : rules.items
                 if let schema, !schema.accepts(token: element, tokens, bytes) { return false }
                 element = Int(tokens[element].next)
             }
             return true
         case .string:
-            // Without a rule on its text, only its type counts: no `String` made.
-            if allowed == nil && constant == nil && minLength == nil && maxLength == nil && pattern == nil {
-                return types.map { $0.contains(.string) } ?? true
+            // Its type and length are found in its bytes: no `String` made.
+            if rules.allowed == nil && rules.constant == nil && rules.pattern == nil && !token.hasEscapes {
+                if rules.types?.contains(.string) == false { return false }
+                guard rules.minLength != nil || rules.maxLength != nil else { return true }
+                // Code points: the bytes that do not continue one.
+                var length = 0
+                for byte in bytes[Int(token.start)..<Int(token.end)] where byte & 0xC0 != 0x80 { length += 1 }
+                return length >= (rules.minLength ?? 0) && length <= (rules.maxLength ?? .max)
             }
             return acceptsBuilt(index, tokens, bytes)
         case .number:
