@@ -52,7 +52,7 @@ enum PythonEnvironment {
         if !FileManager.default.isExecutableFile(atPath: python) {
             try await run("/usr/bin/env", ["python3", "-m", "venv", venv], scratch: scratch, name: "venv")
         }
-        let imports = "google.protobuf, pytest, pytest_timeout" + (modules.isEmpty ? "" : ", " + modules)
+        let imports = "google.protobuf, pytest, pytest_timeout, jsonschema" + (modules.isEmpty ? "" : ", " + modules)
         let probe = try ChildProcess(python, ["-c", "import " + imports], scratch: scratch, name: "probe")
         if try await probe.waitForExit() != 0 {
             try await run(

@@ -45,6 +45,9 @@ import Testing
             (#"{"exclusiveMinimum":0}"#, "0.1", "0", "k: the value is 0, not above 0"),
             (#"{"exclusiveMaximum":10}"#, "9.9", "10", "k: the value is 10, not below 10"),
             (#"{"multipleOf":0.1}"#, "0.3", "0.35", "k: the value is 0.35, not a multiple of 0.1"),
+            // A large number is no multiple by rounding: 2^53 - 1 is not a multiple of 3 (found by
+            // the agreement test with Python's jsonschema).
+            (#"{"multipleOf":3}"#, "9007199254740990", "9007199254740991", "k: the value is 9007199254740991, not a multiple of 3"),
             (#"{"minLength":2}"#, #""é1""#, #""é""#, #"k: the value is "é", shorter than 2 characters"#),
             (#"{"maxLength":3}"#, #""abc""#, #""abcd""#, #"k: the value is "abcd", longer than 3 characters"#),
             (#"{"pattern":"^[a-z]+$"}"#, #""hall""#, #""Hall""#, #"k: the value is "Hall", does not match the pattern "^[a-z]+$""#),

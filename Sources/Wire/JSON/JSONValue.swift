@@ -39,7 +39,8 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         case .null: return "null"
         case .bool(let bool): return bool ? "true" : "false"
         case .number(let number):
-            if number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
+            // Whole numbers that a double holds exactly (to 2^53) as integers, as they were written.
+            if number.rounded() == number, abs(number) <= 9_007_199_254_740_992 { return String(Int64(number)) }
             return "\(number)"
         case .string(let string): return KeyRules.quoted(string)
         case .array(let elements): return "[" + elements.map(\.jsonText).joined(separator: ",") + "]"

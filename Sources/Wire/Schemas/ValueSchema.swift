@@ -339,9 +339,12 @@ package final class ValueSchema: Sendable {
     }
 
     private static func isMultiple(_ number: Double, of divisor: Double) -> Bool {
+        // Whole numbers: the remainder, which is exact.
+        if divisor.rounded() == divisor && number.rounded() == number { return number.truncatingRemainder(dividingBy: divisor) == 0 }
+        // Decimal divisors (0.1, 0.01) leave quotients a rounding error away from whole: a small
+        // one, not one that grows with the quotient (which would make every large number a multiple).
         let quotient = number / divisor
-        // Decimal divisors (0.1, 0.01) leave quotients a rounding error away from whole.
-        return abs(quotient - quotient.rounded()) <= 1e-9 * max(1, abs(quotient))
+        return abs(quotient - quotient.rounded()) <= 1e-9
     }
 
     /// A number as JSON writes it: whole numbers without a fraction.
