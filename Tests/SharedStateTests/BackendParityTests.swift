@@ -86,6 +86,26 @@ import Testing
         await record("exists of nothing") { try await "\(backend.exists([]))" }
         await record("exists bad key") { try await "\(backend.exists(["a//b"]))" }
         await record("exists too many") { try await "\(backend.exists((0...128).map { "k/\($0)" }))" }
+        // Schemas: enforced by both alike, with the same words.
+        let fan = #"{"type":"object","required":["on"],"properties":{"on":{"type":"boolean"}}}"#
+        await record("schema set") { try await "\(backend.setSchema("s/", document: Data(fan.utf8)))" }
+        await record("schema broken") { try await "\(backend.put("s/1", json: #"{"on":"yes"}"#))" }
+        await record("schema kept") { try await "\(backend.put("s/1", json: #"{"on":true}"#))" }
+        await record("schema refused") { try await "\(backend.setSchema("s/", document: Data(#"{"type":"string"}"#.utf8)))" }
+        await record("schema unknown keyword") { try await "\(backend.setSchema("t/", document: Data(#"{"oneOf":[]}"#.utf8)))" }
+        await record("schema ephemeral") { try await "\(backend.put("$schemas/t/", json: "true", ephemeral: true))" }
+        await record("schema in a transaction") {
+            try await "\(backend.transaction(Transaction(onSuccess: [.put("$schemas/t/", json: "true")])))"
+        }
+        await record("schema broken in a branch not taken") {
+            try await "\(backend.transaction(Transaction(compares: [.absent("s/9")], onFailure: [.put("s/2", json: "1")])))"
+        }
+        await record("schema read") { try await "\(backend.schema(for: "s/")?.prefix ?? "none")" }
+        await record("schema deleted") { try await "\(backend.deleteSchema("s/"))" }
+        await record("schema gone") { try await "\(backend.put("s/2", json: "1"))" }
+        await record("schema values deleted") {
+            try await "\(backend.transaction(Transaction(onSuccess: [.delete("s/1"), .delete("s/2")])))"
+        }
 
         // Progress notices depend on timing: firstBatches leaves them out.
         for batch in try await firstBatches(5, of: watch) {

@@ -33,6 +33,29 @@ package extension PrefixSchemas {
         return self
     }
 
+    /// Refuses the writes of a schema's key that no state allows: an ephemeral one, one inside a
+    /// transaction, and a document that is not a schema. Cheap for any other write: one byte
+    /// looked at per key.
+    static func checkSchemaWrites(in request: WriteRequest) throws(SharedStateError) {
+        switch request {
+        case .put(let key, let value, _, let ephemeralSession):
+            guard let prefix = SchemaKeys.prefix(ofKey: key) else { return }
+            if ephemeralSession != 0 {
+                throw SharedStateError(.invalidArgument, "the schema of prefix \(KeyRules.quoted(prefix)) cannot be ephemeral")
+            }
+            _ = try schema(prefix: prefix, document: value)
+        case .transaction(_, let onSuccess, let onFailure):
+            for operation in onSuccess + onFailure {
+                guard let prefix = SchemaKeys.prefix(ofKey: operation.key) else { continue }
+                throw SharedStateError(
+                    .invalidArgument,
+                    "a transaction cannot write the schema of prefix \(KeyRules.quoted(prefix)): set or delete a schema on its own")
+            }
+        case .delete, .expireEphemeral, .restore:
+            return
+        }
+    }
+
     /// Checks `value`, to be written at `key`, against the schema governing `key`.
     func check(_ key: String, _ value: Data) throws(SharedStateError) {
         guard let governing = governing(key), let violation = Self.firstViolation(of: value, governing.schema) else { return }

@@ -47,6 +47,8 @@ public final class InMemorySharedState: SharedStateBackend {
         var failingWrites: (count: Int, error: SharedStateError)?
         /// The ephemeral entries ``loseConnection()`` deleted, for ``reconnect()`` to put back.
         var droppedPresence: [Entry] = []
+        /// The schemas the `$schemas/` entries hold, kept to as syncd keeps to them.
+        var schemas = PrefixSchemas()
     }
 
     /// The session ephemeral keys are bound to.
@@ -340,6 +342,13 @@ public final class InMemorySharedState: SharedStateBackend {
         try state.withLock { state throws(SharedStateError) -> (WriteOutcome, UInt64, [WatchBuffer]) in
             // Read through `state` itself: a copy of the entries held across the mutation below
             // would make every write copy the whole dictionary.
+            // The schemas, as syncd keeps to them.
+            try PrefixSchemas.checkSchemaWrites(in: request)
+            _ = try state.schemas.check(request) { prefix in
+                state.entries.values.filter { KeyRules.key($0.key, hasPrefix: prefix) }.sorted { $0.key < $1.key }.map {
+                    ($0.key, $0.value)
+                }
+            }
             let plan = try WritePlanner.plan(request, revision: state.revision + 1) { state.entries[$0] }
             guard !plan.changes.isEmpty else { return (plan.outcome, state.revision, []) }
             state.revision += 1
@@ -348,6 +357,7 @@ public final class InMemorySharedState: SharedStateBackend {
                 case .put: state.entries[change.key] = change.entry
                 case .delete: state.entries[change.key] = nil
                 }
+                state.schemas.follow(change.key, value: change.type == .put ? change.entry.value : nil)
             }
             let batch = WatchBatch(kind: .changes, revision: state.revision, changes: plan.changes)
             state.log.append(batch)

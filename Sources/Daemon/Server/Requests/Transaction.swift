@@ -36,16 +36,13 @@ extension Sharedstate_V1_TransactionRequest: ClientRequest {
                 guard let kind = operation.kind else {
                     throw SharedStateError(.invalidArgument, "transaction operation names neither put nor delete")
                 }
-                let checked = try session.writeOperation(kind, limits: limits)
-                if let prefix = SchemaKeys.prefix(ofKey: checked.key) {
-                    throw SharedStateError(
-                        .invalidArgument,
-                        "a transaction cannot write the schema of prefix \(KeyRules.quoted(prefix)): set or delete a schema on its own")
-                }
-                result.append(checked)
+                result.append(try session.writeOperation(kind, limits: limits))
             }
             return result
         }
-        return .transaction(compares: checked, onSuccess: try operations(onSuccess), onFailure: try operations(onFailure))
+        let request = WriteRequest.transaction(
+            compares: checked, onSuccess: try operations(onSuccess), onFailure: try operations(onFailure))
+        try PrefixSchemas.checkSchemaWrites(in: request)
+        return request
     }
 }

@@ -43,12 +43,10 @@ package extension ClientSession {
         } catch {
             throw SharedStateError(error.code, "key \(KeyRules.quoted(key)): \(error.message)")
         }
-        if let prefix = SchemaKeys.prefix(ofKey: key) {
-            if isEphemeral {
-                throw SharedStateError(.invalidArgument, "the schema of prefix \(KeyRules.quoted(prefix)) cannot be ephemeral")
-            }
-            // Refused here, off the writer, when it is not a schema at all.
-            _ = try PrefixSchemas.schema(prefix: prefix, document: value)
+        // Off the writer: a schema's document that is not a schema, or an ephemeral schema.
+        if SchemaKeys.isReserved(key) {
+            try PrefixSchemas.checkSchemaWrites(
+                in: .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: isEphemeral ? record.sessionID : 0))
         }
         return .put(key: key, value: value, ifVersion: ifVersion, ephemeralSession: ephemeralSession(isEphemeral))
     }
