@@ -196,7 +196,7 @@ import Testing
         let store = panel(sharedState)
         await store.send(.start)
         await store.receive(\.screenLoaded) {
-            $0.lastError = #"cannot load the saved screen: the value of key "climate/panel/screen" is not a PanelScreen: {"stack":[]}"#
+            $0.lastError = #"cannot load the saved screen: the value of key "climate/panel/screen" is not a PanelScreen: /path: missing"#
         }
         await store.finish()
         #expect(sharedState.json("climate/panel/screen") == #"{"stack":[]}"#)

@@ -80,7 +80,7 @@ import Testing
         try await sharedState.put("climate/target", value: Data(#""warm""#.utf8))
         await store.receive(\.targetChanged) {
             $0.target = 22
-            $0.lastError = #"the value of key "climate/target" is not a Double: "warm""#
+            $0.lastError = #"the value of key "climate/target" is not a Double: expected Double, found a string"#
         }
         await store.skipInFlightEffects()
         await store.finish()

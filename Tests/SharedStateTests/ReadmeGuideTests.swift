@@ -74,7 +74,7 @@ enum LobbyProcess {
         }
         await store.send(.start)
         await store.receive(\.visitorsChanged) {
-            $0.problem = #"the value of key "lobby/visitors" is not a Int: "many""#
+            $0.problem = #"the value of key "lobby/visitors" is not a Int: expected Int, found a string"#
         }
         await store.skipInFlightEffects()
         await store.finish()

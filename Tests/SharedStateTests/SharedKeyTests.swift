@@ -101,7 +101,29 @@ extension SharedKey where Value == Int {
                 Issue.record("decoding should fail")
             } catch let error as SharedStateError {
                 #expect(error.code == .invalidArgument)
-                #expect(error.message.contains("counter/value"))
+                #expect(error.message == #"the value of key "counter/value" is not a Int: expected Int, found an object"#)
+            }
+        }
+    }
+
+    /// The issue's Fan: a value written by someone else names the field and the reason.
+    @Test func aValueThatDoesNotDecodeNamesThePlaceAndTheReason() throws {
+        struct Fan: Codable, Sendable {
+            var on: Bool
+            var speed: Int
+            var rooms: [String] = []
+        }
+        let fan = SharedKey<Fan>("fan/hall", default: Fan(on: false, speed: 0))
+        let cases = [
+            (#"{"on":"yes","speed":1}"#, "/on: expected Bool, found a string"),
+            (#"{"on":true}"#, "/speed: missing"),
+            (#"{"on":true,"speed":null}"#, "/speed: expected Int, found null"),
+            (#"{"on":true,"speed":1,"rooms":["a",2]}"#, "/rooms/1: expected String, found an integer"),
+            (#"[1]"#, "expected an object, found an array"),
+        ]
+        for (json, reason) in cases {
+            #expect(throws: SharedStateError(.invalidArgument, #"the value of key "fan/hall" is not a Fan: "# + reason), "\(json)") {
+                try fan.decode(Data(json.utf8))
             }
         }
     }

@@ -350,7 +350,7 @@ package final class ValueSchema: Sendable {
     /// A number as JSON writes it: whole numbers without a fraction.
     static func text(_ number: Double) -> String { JSONValue.number(number).jsonText }
 
-    static func kind(of value: JSONValue) -> String {
+    package static func kind(of value: JSONValue) -> String {
         switch value {
         case .null: "null"
         case .bool: "a boolean"
@@ -366,7 +366,7 @@ package final class ValueSchema: Sendable {
     }
 
     /// A member name as a JSON Pointer's reference token writes it (RFC 6901).
-    static func escaped(_ name: String) -> String {
+    package static func escaped(_ name: String) -> String {
         name.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 }

@@ -42,7 +42,10 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// The value a JSON document holds.
     ///
     /// - Throws: ``SharedStateError`` `invalidArgument` when the stored JSON is not a `Value` (for
-    ///   example after the type changed shape).
+    ///   example after the type changed shape), naming where inside the value and why
+    ///   (`the value of key "fan/hall" is not a Fan: /on: expected Bool, found a string`). The
+    ///   failure is logged at warning too (label `sharedstate.decoding`), since the writer is not
+    ///   told.
     public func decode(_ data: Data) throws(SharedStateError) -> Value {
         try Self.decode(data, named: name)
     }
@@ -56,10 +59,12 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
         do {
             return try sharedJSONDecoder.decode(Value.self, from: data)
         } catch {
-            throw SharedStateError(
+            let failure = SharedStateError(
                 .invalidArgument,
-                "the value of key \"\(name)\" is not a \(Value.self): \(String(decoding: data.prefix(200), as: UTF8.self))"
+                "the value of key \(KeyRules.quoted(name)) is not a \(Value.self): \(DecodeFailure.describe(error, in: data))"
             )
+            DecodeFailure.logger.warning("\(failure.message)", metadata: ["key": "\(name)"])
+            throw failure
         }
     }
 }
