@@ -19,11 +19,15 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     public let name: String
     /// The value while the key does not exist (never written, or deleted).
     public let defaultValue: Value
+    /// The schema `Value` satisfies, which the feature expects syncd to hold for the key's prefix;
+    /// ``SharedStateBackend/requireSchema(_:)`` (or `FeatureHost`'s `requiring:`) checks it.
+    public let schema: SchemaRequirement?
 
-    /// Creates a typed key.
-    public init(_ name: String, default defaultValue: Value) {
+    /// Creates a typed key; `schema` names the schema its values satisfy.
+    public init(_ name: String, default defaultValue: Value, schema: SchemaRequirement? = nil) {
         self.name = name
         self.defaultValue = defaultValue
+        self.schema = schema
     }
 
     /// The JSON document for `value`.

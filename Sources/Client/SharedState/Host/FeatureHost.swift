@@ -50,12 +50,22 @@ public struct FeatureHost: Sendable {
     public var connectTimeout: Duration
     /// Where the host and the feature's actions are logged.
     public var logger: Logger
+    /// The schemas syncd must hold before the feature starts (see ``SchemaRequirement``).
+    public var requiredSchemas: [SchemaRequirement]
 
     /// Creates a host for the feature process `name`.
-    public init(name: String, socketPath: String? = nil, connectTimeout: Duration = .seconds(10), logLevel: Logger.Level? = nil) {
+    ///
+    /// - Parameter requiredSchemas: Schemas syncd must hold, each for its prefix, before the
+    ///   feature's store starts: when one is missing or another, the process says so once and
+    ///   ends, instead of failing to decode at the first change.
+    public init(
+        name: String, socketPath: String? = nil, connectTimeout: Duration = .seconds(10), logLevel: Logger.Level? = nil,
+        requiring requiredSchemas: [SchemaRequirement] = []
+    ) {
         self.name = name
         self.socketPath = socketPath
         self.connectTimeout = connectTimeout
+        self.requiredSchemas = requiredSchemas
         var logger = Logger(label: name)
         let configured = ProcessInfo.processInfo.environment["SHAREDSTATE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
         logger.logLevel = logLevel ?? configured ?? .info
@@ -73,7 +83,8 @@ public struct FeatureHost: Sendable {
     /// - Returns: Why it ended. A signal while still connecting ends it too, without running the
     ///   store.
     /// - Throws: ``SharedStateError`` `unavailable` when syncd does not answer within
-    ///   ``connectTimeout``.
+    ///   ``connectTimeout``; `notFound` or `conflict` when syncd lacks one of
+    ///   ``requiredSchemas`` or holds another (see ``SharedStateBackend/requireSchema(_:)``).
     @MainActor
     @discardableResult
     public func run<R: Reducer>(
@@ -186,6 +197,15 @@ private struct HostedFeature: Service {
             return
         }
         host.logger.info("connected to syncd at \(client.socketPath) as session \(client.sessionID)")
+        // Thrown, not logged: `main` says it once, on standard error.
+        for requirement in host.requiredSchemas {
+            do {
+                try await client.requireSchema(requirement)
+            } catch {
+                await client.close()
+                throw error
+            }
+        }
         await body(client)
         await client.close()
     }
