@@ -158,6 +158,7 @@ extension SchemaViolation {
             $0.limit = limit
             $0.found = found?.jsonText ?? ""
             $0.reason = reason
+            $0.prefix = prefix
         }
     }
 
@@ -166,6 +167,6 @@ extension SchemaViolation {
         let found = wireValue.found.isEmpty ? nil : try? JSONValue(json: Data(wireValue.found.utf8))
         self.init(
             key: wireValue.key, pointer: wireValue.pointer, rule: wireValue.rule, limit: wireValue.limit, found: found,
-            reason: wireValue.reason)
+            reason: wireValue.reason, prefix: wireValue.prefix)
     }
 }

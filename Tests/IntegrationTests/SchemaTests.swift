@@ -60,6 +60,7 @@ import Testing
             #expect(violation.rule == "type")
             #expect(violation.limit == "number")
             #expect(violation.found == .string("warm"))
+            #expect(violation.prefix == "climate/")
         }
         // A transaction: a violation in either branch refuses the whole of it.
         let before = try await client.get("climate/hall").modRevision
@@ -106,6 +107,12 @@ import Testing
         #expect((object["schema"] as? [String: Any])?["prefix"] as? String == "climate/")
         #expect(try await client.schema(governing: "climate/hall")?.prefix == "climate/")
         #expect(try await client.schema(governing: "lamp/hall") == nil)
+
+        // Counted: per client (the Swift client's two refusals above) and per prefix.
+        let me = try #require(try await client.clients().first { $0.sessionID == client.sessionID })
+        #expect(me.schemaRefusals == 2)
+        let metrics = try await syncctl(["metrics"], scratch: scratch)
+        #expect(metrics.stdout.contains(#"syncd_schema_refusals_total{prefix="climate/"} 5"#), "\(metrics.stdout)")
 
         // Removed, it governs nothing; values are left as they are.
         #expect(try await syncctl(["schema", "delete", "climate/"], scratch: scratch).status == 0)

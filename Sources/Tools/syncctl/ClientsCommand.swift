@@ -25,6 +25,7 @@ struct ClientsCommand: AsyncParsableCommand {
                     .number("eventsDelivered", $0.eventsDelivered)
                     .number("queuedBytes", $0.queuedBytes)
                     .number("resyncs", $0.resyncs)
+                    .number("schemaRefusals", $0.schemaRefusals)
                     .number("connectedSeconds", $0.connectedSeconds)
                     .string("admission", $0.admission.description)
                     .rendered
@@ -32,12 +33,13 @@ struct ClientsCommand: AsyncParsableCommand {
             print("[" + objects.joined(separator: ",") + "]")
             return
         }
-        print("SESSION      PID    UID  WATCHES     EVENTS   QUEUED  RESYNCS  CONNECTED  ADMISSION  NAME")
+        print("SESSION      PID    UID  WATCHES     EVENTS   QUEUED  RESYNCS  REFUSED  CONNECTED  ADMISSION  NAME")
         for info in clients {
             let columns = [
                 pad("\(info.sessionID)", 7), pad("\(info.pid)", 8), pad("\(info.uid)", 6), pad("\(info.watches)", 8),
                 pad("\(info.eventsDelivered)", 10),
-                pad("\(info.queuedBytes)", 8), pad("\(info.resyncs)", 8), pad("\(Int(info.connectedSeconds))s", 10),
+                pad("\(info.queuedBytes)", 8), pad("\(info.resyncs)", 8), pad("\(info.schemaRefusals)", 8),
+                pad("\(Int(info.connectedSeconds))s", 10),
             ]
             let admission = info.admission == .waitingForHello ? "no Hello" : "\(info.admission)"
             print(columns.joined(separator: " ") + "  " + admission.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + info.name)

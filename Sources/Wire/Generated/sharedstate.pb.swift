@@ -836,6 +836,9 @@ public nonisolated struct Sharedstate_V1_SchemaViolation: Sendable {
   /// What is wrong, said after what the value holds: "above the maximum 30", "missing".
   public var reason: String = String()
 
+  /// The prefix whose schema it breaks.
+  public var prefix: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1564,6 +1567,9 @@ public nonisolated struct Sharedstate_V1_ClientInfo: Sendable {
   /// Watch events delivered to it live (CHANGES as they are committed; not snapshots, replays,
   /// resyncs or progress notices).
   public var eventsDelivered: UInt64 = 0
+
+  /// Its write requests refused with SCHEMA_VIOLATION.
+  public var schemaRefusals: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2888,7 +2894,7 @@ nonisolated extension Sharedstate_V1_Error: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Sharedstate_V1_SchemaViolation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SchemaViolation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}pointer\0\u{1}rule\0\u{1}limit\0\u{1}found\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}pointer\0\u{1}rule\0\u{1}limit\0\u{1}found\0\u{1}reason\0\u{1}prefix\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2902,6 +2908,7 @@ nonisolated extension Sharedstate_V1_SchemaViolation: SwiftProtobuf.Message, Swi
       case 4: try { try decoder.decodeSingularStringField(value: &self.limit) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.found) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.prefix) }()
       default: break
       }
     }
@@ -2926,6 +2933,9 @@ nonisolated extension Sharedstate_V1_SchemaViolation: SwiftProtobuf.Message, Swi
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 6)
     }
+    if !self.prefix.isEmpty {
+      try visitor.visitSingularStringField(value: self.prefix, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2936,6 +2946,7 @@ nonisolated extension Sharedstate_V1_SchemaViolation: SwiftProtobuf.Message, Swi
     if lhs.limit != rhs.limit {return false}
     if lhs.found != rhs.found {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.prefix != rhs.prefix {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4252,7 +4263,7 @@ nonisolated extension Sharedstate_V1_ClientsRequest: SwiftProtobuf.Message, Swif
 
 nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0\u{3}events_delivered\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0\u{3}events_delivered\0\u{3}schema_refusals\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4271,6 +4282,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
       case 9: try { try decoder.decodeSingularDoubleField(value: &self.connectedSeconds) }()
       case 10: try { try decoder.decodeSingularEnumField(value: &self.admission) }()
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.eventsDelivered) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.schemaRefusals) }()
       default: break
       }
     }
@@ -4310,6 +4322,9 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if self.eventsDelivered != 0 {
       try visitor.visitSingularUInt64Field(value: self.eventsDelivered, fieldNumber: 11)
     }
+    if self.schemaRefusals != 0 {
+      try visitor.visitSingularUInt64Field(value: self.schemaRefusals, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4325,6 +4340,7 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.connectedSeconds != rhs.connectedSeconds {return false}
     if lhs.admission != rhs.admission {return false}
     if lhs.eventsDelivered != rhs.eventsDelivered {return false}
+    if lhs.schemaRefusals != rhs.schemaRefusals {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -59,7 +59,7 @@ package extension PrefixSchemas {
     /// Checks `value`, to be written at `key`, against the schema governing `key`.
     func check(_ key: String, _ value: Data) throws(SharedStateError) {
         guard let governing = governing(key), let violation = Self.firstViolation(of: value, governing.schema) else { return }
-        let said = violation.said(of: key)
+        let said = violation.said(of: key, under: governing.prefix)
         throw SharedStateError(said.description, violations: [said])
     }
 
@@ -91,7 +91,7 @@ package extension PrefixSchemas {
             guard let governing = after.governing(key), governing.prefix.utf8.count <= prefix.utf8.count else { continue }
             guard let violation = Self.firstViolation(of: value, governing.schema) else { continue }
             broken += 1
-            if violations.count < Self.maxViolationsNamed { violations.append(violation.said(of: key)) }
+            if violations.count < Self.maxViolationsNamed { violations.append(violation.said(of: key, under: governing.prefix)) }
         }
         guard let first = violations.first else { return after }
         let what = document == nil ? "removing the schema of prefix" : "the schema of prefix"

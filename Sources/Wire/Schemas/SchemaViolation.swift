@@ -19,15 +19,20 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
     public var found: JSONValue?
     /// What is wrong, said after what the value holds (`above the maximum 30`, `missing`).
     public var reason: String
+    /// The prefix whose schema it breaks ("" until the violation is said of a key).
+    public var prefix: String
 
     /// A violation as syncd reports it.
-    public init(key: String = "", pointer: String, rule: String, limit: String, found: JSONValue?, reason: String) {
+    public init(
+        key: String = "", pointer: String, rule: String, limit: String, found: JSONValue?, reason: String, prefix: String = ""
+    ) {
         self.key = key
         self.pointer = pointer
         self.rule = rule
         self.limit = limit
         self.found = found
         self.reason = reason
+        self.prefix = prefix
     }
 
     /// For instance `climate/living: /target is 40, above the maximum 30`, or `fan/hall: /speed is
@@ -44,10 +49,11 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
         return key.isEmpty ? said : "\(key): \(said)"
     }
 
-    /// The violation as said of the value of `key`.
-    package func said(of key: String) -> SchemaViolation {
+    /// The violation as said of the value of `key`, under the schema of `prefix`.
+    package func said(of key: String, under prefix: String = "") -> SchemaViolation {
         var violation = self
         violation.key = key
+        violation.prefix = prefix
         return violation
     }
 }

@@ -41,7 +41,11 @@ def test_a_write_that_breaks_the_schema_raises_with_where_and_why(client: shared
     with pytest.raises(sharedstate.SchemaViolation) as in_transaction:
         client.transaction(on_failure=[Put("fan/den", {"on": False, "speed": 9})])
     assert in_transaction.value.limit == "3"
+    assert in_transaction.value.violations[0].prefix == "fan/"
     assert client.exists(["fan/den"]).versions == {}
+    # syncd counts this client's refused writes.
+    (me,) = [info for info in client.clients() if info.session_id == client.session_id]
+    assert me.schema_refusals == 3
 
 
 def test_schemas_are_read_listed_and_removed(client: sharedstate.Client, daemon: Daemon) -> None:

@@ -129,6 +129,8 @@ public struct ClientInfo: Sendable, Hashable {
     public var resyncs: UInt64
     /// Watch events delivered to it live, as revisions were committed.
     public var eventsDelivered: UInt64
+    /// Its write requests refused for breaking a schema.
+    public var schemaRefusals: UInt64 = 0
     /// How long it has been connected.
     public var connectedSeconds: Double
     /// Which place among syncd's connection limits it holds.

@@ -409,6 +409,7 @@ public final class SharedStateClient: Sendable {
                 queuedBytes: $0.queuedBytes,
                 resyncs: $0.resyncs,
                 eventsDelivered: $0.eventsDelivered,
+                schemaRefusals: $0.schemaRefusals,
                 connectedSeconds: $0.connectedSeconds,
                 admission: ClientInfo.Admission($0.admission)
             )

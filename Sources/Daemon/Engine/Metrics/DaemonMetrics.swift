@@ -123,6 +123,17 @@ package final class DaemonMetrics: Sendable {
         ).increment()
     }
 
+    /// Counts a write refused for breaking a schema, by the prefix whose schema it is; other
+    /// errors are not counted here.
+    package func countRefusal(_ error: SharedStateError) {
+        guard error.code == .schemaViolation, let prefix = error.violations.first?.prefix else { return }
+        registry.makeCounter(
+            descriptor: Self.described(
+                "syncd_schema_refusals_total", "Write requests refused for breaking a schema, by the prefix whose schema it is."),
+            labels: [("prefix", prefix)]
+        ).increment()
+    }
+
     /// What a scrape reads of the state at that moment.
     package struct Snapshot {
         package var keys: Int

@@ -117,6 +117,7 @@ package extension StateEngine {
                 }
                 plan.results.append(.success(planned.outcome))
             } catch {
+                metrics.countRefusal(error)
                 plan.results.append(.failure(error))
             }
         }

@@ -86,6 +86,7 @@ package extension StateEngine {
                 schemas = try schemas.check(write.request) { prefix in values(under: prefix) }
                 kept.append(write)
             } catch {
+                metrics.countRefusal(error)
                 answer([write], with: [.failure(error)])
             }
         }

@@ -76,14 +76,14 @@ package final class ConnectionWriter: FrameReceiver {
     /// The bytes queued in the channel or waiting to go out a piece at a time, not yet written to
     /// the socket; how often the connection fell behind and was resynchronised; how many watch
     /// events were delivered to it live. Read on the connection's event loop.
-    var report: (queuedBytes: Int, resyncs: UInt64, eventsDelivered: UInt64) {
+    var report: (queuedBytes: Int, resyncs: UInt64, eventsDelivered: UInt64, schemaRefusals: UInt64) {
         get async {
             let (channel, state) = (self.channel, self.state)
             let report = try? await channel.eventLoop.submit {
                 let inChannel = (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-                return (inChannel + state.value.heldBytes, state.value.resyncs, state.value.eventsDelivered)
+                return (inChannel + state.value.heldBytes, state.value.resyncs, state.value.eventsDelivered, state.value.schemaRefusals)
             }.get()
-            return report ?? (0, 0, 0)
+            return report ?? (0, 0, 0, 0)
         }
     }
 

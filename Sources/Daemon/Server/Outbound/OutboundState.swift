@@ -89,6 +89,8 @@ struct OutboundState {
     private(set) var resyncs: UInt64 = 0
     /// How many watch events were delivered to it live.
     private(set) var eventsDelivered: UInt64 = 0
+    /// How many of its writes were refused for breaking a schema.
+    private(set) var schemaRefusals: UInt64 = 0
 
     /// - Parameters:
     ///   - send: Writes to the connection's socket without waiting, like `send(2)` (nil: never
@@ -168,7 +170,10 @@ struct OutboundState {
     /// Adds the frames of a commit's answers, and writes them out with what was joined before.
     mutating func join(answers: some Collection<WriteAnswer>) {
         var frames = takeUnflushed(reserving: answers.count * 24)
-        for answer in answers { answer.appendFrame(to: &frames) }
+        for answer in answers {
+            answer.appendFrame(to: &frames)
+            if case .failure(let error) = answer.result, error.code == .schemaViolation { schemaRefusals &+= 1 }
+        }
         unflushed = consume frames
         flush()
         settle(answers.count)

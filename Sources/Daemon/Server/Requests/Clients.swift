@@ -23,6 +23,7 @@ extension Sharedstate_V1_ClientsRequest: ClientRequest {
                         $0.queuedBytes = UInt64(report.queuedBytes)
                         $0.resyncs = report.resyncs
                         $0.eventsDelivered = report.eventsDelivered
+                        $0.schemaRefusals = report.schemaRefusals
                         $0.connectedSeconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
                         $0.admission = record.admission
                     }

@@ -367,6 +367,7 @@ def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:
             client.connected_seconds,
             _ADMISSIONS.get(client.admission, "waitingForHello"),
             client.events_delivered,
+            client.schema_refusals,
         )
         for client in response.clients
     ]

@@ -131,6 +131,8 @@ class Violation(NamedTuple):
     found: str | None
     #: What is wrong, said after what the value holds: ``"above the maximum 30"``, ``"missing"``.
     reason: str
+    #: The prefix whose schema it breaks.
+    prefix: str = ""
 
     def __str__(self) -> str:
         place = self.pointer or "the value"
@@ -187,7 +189,8 @@ def error_from_wire(error: pb.Error) -> SharedStateError:
     """The exception for an ``Error`` message; unknown codes become :class:`InternalError`."""
     if error.code == pb.ERROR_CODE_SCHEMA_VIOLATION:
         violations = [
-            Violation(v.key, v.pointer, v.rule, v.limit, v.found if v.found else None, v.reason) for v in error.violations
+            Violation(v.key, v.pointer, v.rule, v.limit, v.found if v.found else None, v.reason, v.prefix)
+            for v in error.violations
         ]
         return SchemaViolation(error.message, violations)
     return _BY_WIRE_CODE.get(error.code, InternalError)(error.message)

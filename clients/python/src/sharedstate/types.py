@@ -393,6 +393,8 @@ class ClientInfo(NamedTuple):
     admission: str
     #: Watch events delivered to it live, as revisions were committed.
     events_delivered: int = 0
+    #: Its write requests refused for breaking a schema.
+    schema_refusals: int = 0
 
 
 class Writer(NamedTuple):

@@ -74,7 +74,7 @@ class ClientFrame(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., request: _Optional[_Union[Request, _Mapping]] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
-    __slots__ = ["admission", "connected_seconds", "events_delivered", "gid", "name", "pid", "queued_bytes", "resyncs", "session_id", "uid", "watches"]
+    __slots__ = ["admission", "connected_seconds", "events_delivered", "gid", "name", "pid", "queued_bytes", "resyncs", "schema_refusals", "session_id", "uid", "watches"]
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_SECONDS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_DELIVERED_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +83,7 @@ class ClientInfo(_message.Message):
     PID_FIELD_NUMBER: _ClassVar[int]
     QUEUED_BYTES_FIELD_NUMBER: _ClassVar[int]
     RESYNCS_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_REFUSALS_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
     WATCHES_FIELD_NUMBER: _ClassVar[int]
@@ -94,10 +95,11 @@ class ClientInfo(_message.Message):
     pid: int
     queued_bytes: int
     resyncs: int
+    schema_refusals: int
     session_id: int
     uid: int
     watches: int
-    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ..., events_delivered: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ..., events_delivered: _Optional[int] = ..., schema_refusals: _Optional[int] = ...) -> None: ...
 
 class ClientsRequest(_message.Message):
     __slots__ = []
@@ -424,20 +426,22 @@ class RestoreResponse(_message.Message):
     def __init__(self, revision: _Optional[int] = ..., puts: _Optional[int] = ..., deletes: _Optional[int] = ...) -> None: ...
 
 class SchemaViolation(_message.Message):
-    __slots__ = ["found", "key", "limit", "pointer", "reason", "rule"]
+    __slots__ = ["found", "key", "limit", "pointer", "prefix", "reason", "rule"]
     FOUND_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     POINTER_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     RULE_FIELD_NUMBER: _ClassVar[int]
     found: str
     key: str
     limit: str
     pointer: str
+    prefix: str
     reason: str
     rule: str
-    def __init__(self, key: _Optional[str] = ..., pointer: _Optional[str] = ..., rule: _Optional[str] = ..., limit: _Optional[str] = ..., found: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, key: _Optional[str] = ..., pointer: _Optional[str] = ..., rule: _Optional[str] = ..., limit: _Optional[str] = ..., found: _Optional[str] = ..., reason: _Optional[str] = ..., prefix: _Optional[str] = ...) -> None: ...
 
 class ServerFrame(_message.Message):
     __slots__ = ["event", "fatal", "response", "welcome"]
