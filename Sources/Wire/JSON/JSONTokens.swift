@@ -53,10 +53,13 @@ package struct JSONTokens {
 
 extension JSONTokens {
     /// The tokens of the document in `buffer`, scanned where it lies (nothing copied); nil for what
-    /// ``init(_:)`` refuses.
-    package static func tokens(in buffer: UnsafeRawBufferPointer) -> [Token]? {
+    /// ``init(_:)`` refuses, except that with `allowingRepeatedKeys` a key twice in one object is
+    /// kept as it comes (each occurrence a member of its own).
+    package static func tokens(in buffer: UnsafeRawBufferPointer, allowingRepeatedKeys: Bool = false) -> [Token]? {
         guard buffer.count < Int32.max else { return nil }
-        var scanner = JSONScanner(bytes: buffer, maxDepth: maximumDepth, sink: Recorder(bytes: buffer))
+        var recorder = Recorder(bytes: buffer)
+        recorder.checksDistinctKeys = !allowingRepeatedKeys
+        var scanner = JSONScanner(bytes: buffer, maxDepth: maximumDepth, sink: recorder)
         return scanner.scanDocument() ? scanner.sink.tokens : nil
     }
 
@@ -64,6 +67,7 @@ extension JSONTokens {
     /// `JSONDecoder`.
     private struct Recorder: JSONTokenSink {
         let bytes: UnsafeRawBufferPointer
+        var checksDistinctKeys = true
         var tokens: [Token] = []
 
         init(bytes: UnsafeRawBufferPointer) {
@@ -80,7 +84,8 @@ extension JSONTokens {
             tokens[index].end = Int32(end)
             tokens[index].next = Int32(tokens.count)
             tokens[index].count = Int32(count)
-            return tokens[index].kind != .object || hasDistinctKeys(object: index) ? nil : "a key twice in one object"
+            return tokens[index].kind != .object || !checksDistinctKeys || hasDistinctKeys(object: index)
+                ? nil : "a key twice in one object"
         }
 
         mutating func string(start: Int, end: Int, hasEscapes: Bool, isKey: Bool) -> String? {

@@ -4,13 +4,15 @@ extension ValueSchema {
     /// Whether `value`, one JSON document, satisfies the schema: found in its bytes, without
     /// building the value, so that a write under a schema costs little more than one without.
     ///
-    /// It says no more than ``firstViolation(of:)`` would: each scalar is checked by it, and a
-    /// container by the same rules; what it does not look into itself (an `enum` or a `const` of a
-    /// container, `uniqueItems`, escaped member names, a member twice) it leaves to it, on that
-    /// part of the value. When it says false, ``firstViolation(of:)`` says where and why.
+    /// It never accepts what ``firstViolation(of:)`` refuses: it checks by the same rules, and
+    /// leaves to it what it does not look into itself (an `enum` or a `const` that is not all
+    /// strings, `uniqueItems`, `pattern`, escapes). It may refuse what that accepts (a member
+    /// twice, choices equal to a string only as Swift compares strings): a refused value is
+    /// always checked again by ``firstViolation(of:)``, which decides and says where and why.
     package func accepts(json value: Data) -> Bool {
         value.withUnsafeBytes { raw in
-            guard let tokens = JSONTokens.tokens(in: raw) else {
+            // A member twice is checked each time it occurs: stricter, never looser.
+            guard let tokens = JSONTokens.tokens(in: raw, allowingRepeatedKeys: true) else {
                 return (try? JSONValue(parsing: value)).map { firstViolation(of: $0) == nil } ?? false
             }
             return accepts(token: 0, tokens, raw.assumingMemoryBound(to: UInt8.self))
@@ -25,7 +27,8 @@ extension ValueSchema {
             if rules.types?.contains(.object) == false { return false }
             if rules.allowed != nil || rules.constant != nil { return acceptsBuilt(index, tokens, bytes) }
             let count = Int(token.count)
-            if let minProperties = rules.minProperties, count < minProperties { return false }
+            // Members counted as they occur: a repeated one would count twice toward a minimum.
+            if rules.minProperties != nil { return acceptsBuilt(index, tokens, bytes) }
             if let maxProperties = rules.maxProperties, count > maxProperties { return false }
             for name in rules.requiredNames where Self.member(named: name, of: index, tokens, bytes) == nil { return false }
             var member = index + 1
@@ -55,22 +58,43 @@ extension ValueSchema {
             }
             return true
         case .string:
-            // Its type and length are found in its bytes: no `String` made.
-            if rules.allowed == nil && rules.constant == nil && rules.pattern == nil && !token.hasEscapes {
-                if rules.types?.contains(.string) == false { return false }
-                guard rules.minLength != nil || rules.maxLength != nil else { return true }
-                // Code points: the bytes that do not continue one.
-                var length = 0
-                for byte in bytes[Int(token.start)..<Int(token.end)] where byte & 0xC0 != 0x80 { length += 1 }
-                return length >= (rules.minLength ?? 0) && length <= (rules.maxLength ?? .max)
-            }
-            return acceptsBuilt(index, tokens, bytes)
+            // Its type, choices and length are found in its bytes: no `String` made.
+            let choicesInBytes = (rules.allowed == nil && rules.constant == nil) || rules.allowedStrings != nil
+            guard choicesInBytes && rules.pattern == nil && !token.hasEscapes else { return acceptsBuilt(index, tokens, bytes) }
+            if rules.types?.contains(.string) == false { return false }
+            let text = UnsafeBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
+            if let choices = rules.allowedStrings, !choices.contains(where: { Self.equal($0, text) }) { return false }
+            guard rules.minLength != nil || rules.maxLength != nil else { return true }
+            // Code points: the bytes that do not continue one.
+            var length = 0
+            for byte in text where byte & 0xC0 != 0x80 { length += 1 }
+            return length >= (rules.minLength ?? 0) && length <= (rules.maxLength ?? .max)
         case .number:
-            return firstViolation(of: .number(Self.number(tokens[index], bytes))) == nil
-        case .true: return firstViolation(of: .bool(true)) == nil
-        case .false: return firstViolation(of: .bool(false)) == nil
-        case .null: return firstViolation(of: .null) == nil
+            let number = Self.number(tokens[index], bytes)
+            if rules.allowed != nil || rules.constant != nil { return firstViolation(of: .number(number)) == nil }
+            return accepts(number)
+        case .true, .false, .null:
+            // Of a literal, only its type counts, unless it has choices.
+            guard rules.allowed == nil && rules.constant == nil else {
+                return firstViolation(of: token.kind == .null ? .null : .bool(token.kind == .true)) == nil
+            }
+            return rules.types?.contains(token.kind == .null ? .null : .boolean) ?? true
         }
+    }
+
+    /// Whether `number` keeps the rules ``firstViolation(of:)`` checks a number against, but for
+    /// `enum` and `const`: without the violation it would make.
+    private func accepts(_ number: Double) -> Bool {
+        if let types = rules.types {
+            let isInteger = number.rounded() == number && number.isFinite
+            guard types.contains(.number) || (isInteger && types.contains(.integer)) else { return false }
+        }
+        if let minimum = rules.minimum, number < minimum { return false }
+        if let maximum = rules.maximum, number > maximum { return false }
+        if let exclusiveMinimum = rules.exclusiveMinimum, number <= exclusiveMinimum { return false }
+        if let exclusiveMaximum = rules.exclusiveMaximum, number >= exclusiveMaximum { return false }
+        if let multipleOf = rules.multipleOf, !Self.isMultiple(number, of: multipleOf) { return false }
+        return true
     }
 
     /// The verdict of ``firstViolation(of:)`` on the value at `index`, built.

@@ -92,6 +92,8 @@ package final class ValueSchema: Sendable {
         fileprivate(set) var propertyNames: [[UInt8]] = []
         fileprivate(set) var propertySchemas: [ValueSchema] = []
         fileprivate(set) var requiredNames: [[UInt8]] = []
+        /// `enum`'s (or `const`'s) choices as UTF-8, when all are strings.
+        fileprivate(set) var allowedStrings: [[UInt8]]?
 
         fileprivate init(_ document: JSONValue, at pointer: String) throws(SchemaError) {
             let members: [String: JSONValue]
@@ -124,6 +126,13 @@ package final class ValueSchema: Sendable {
                 propertySchemas.append(schema)
             }
             requiredNames = required.map { Array($0.utf8) }
+            // Strings only (as configuration's choices are): compared as bytes where they lie.
+            let choices = allowed ?? constant.map { [$0] }
+            allowedStrings = choices?.compactMap { choice -> [UInt8]? in
+                if case .string(let text) = choice { return Array(text.utf8) }
+                return nil
+            }
+            if allowedStrings?.count != choices?.count { allowedStrings = nil }
         }
 
         // swiftlint:disable:next cyclomatic_complexity function_body_length
@@ -338,7 +347,7 @@ package final class ValueSchema: Sendable {
         }
     }
 
-    private static func isMultiple(_ number: Double, of divisor: Double) -> Bool {
+    static func isMultiple(_ number: Double, of divisor: Double) -> Bool {
         // Whole numbers: the remainder, which is exact.
         if divisor.rounded() == divisor && number.rounded() == number { return number.truncatingRemainder(dividingBy: divisor) == 0 }
         // Decimal divisors (0.1, 0.01) leave quotients a rounding error away from whole: a small
