@@ -119,6 +119,35 @@ struct SeveralHostsTests {
         try await hostB.stop()
     }
 
+    /// 3. A schema set on host A governs writes on host B once its revision reached B, and a
+    /// host that starts later reads it from the cluster.
+    @Test func aSchemaSetOnOneHostGovernsWritesOnEvery() async throws {
+        let (cluster, a, b) = try await twoHosts()
+        let set = try await syncctl(["schema", "set", "lamp/", "-"], scratch: a.scratch, stdin: #"{"type":"boolean"}"#)
+        #expect(set.status == 0, "\(set.stderr)")
+        try await eventuallyAsync("the schema on host B") {
+            try await syncctl(["schema", "get", "lamp/"], scratch: b.scratch).status == 0
+        }
+        let refused = try await syncctl(["put", "lamp/hall", "1"], scratch: b.scratch)
+        #expect(refused.status == 6)
+        #expect(refused.stderr == "syncctl: lamp/hall: the value is 1, an integer, not a boolean\n")
+        #expect(try await syncctl(["put", "lamp/hall", "true"], scratch: b.scratch).status == 0)
+        // Values on the cluster are checked too: A refuses a schema B's write breaks, once it has it.
+        try await eventuallyAsync("B's write on host A") {
+            try await syncctl(["get", "lamp/hall"], scratch: a.scratch).stdout == "true\n"
+        }
+        let broken = try await syncctl(["schema", "set", "lamp/", "-"], scratch: a.scratch, stdin: #"{"type":"string"}"#)
+        #expect(broken.status == 6)
+        #expect(broken.stderr.contains("lamp/hall: the value is true, a boolean, not a string"))
+
+        let lateScratch = try Scratch()
+        let late = try await host(lateScratch, on: cluster)
+        #expect(try await syncctl(["put", "lamp/den", #""on""#], scratch: lateScratch).status == 6)
+        try await late.stop()
+        try await a.daemon.stop()
+        try await b.daemon.stop()
+    }
+
     /// 4. A host killed while a process on it holds presence: the other host's watcher sees the
     /// key deleted once the host's lease expires.
     @Test func presenceOfAKilledHostEndsWithinTheLeaseTTL() async throws {
