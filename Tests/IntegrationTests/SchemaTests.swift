@@ -163,6 +163,32 @@ import Testing
         #expect(try await syncctl(["put", "lamp/hall", "1"], scratch: scratch).status == 0)
         _ = try await syncctl(["delete", "lamp/hall"], scratch: scratch)
 
+        // A backup whose schema syncd could not use is refused whole (edited behind syncd's back).
+        try FileManager.default.copyItem(atPath: scratch.file("backup.sqlite"), toPath: scratch.file("bad.sqlite"))
+        let edit = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                // The change log holds the schema's record: its bytes replaced by as many others.
+                #"""
+                import sqlite3, sys
+                c = sqlite3.connect(sys.argv[1])
+                for revision, body in c.execute("SELECT revision, body FROM changes").fetchall():
+                    edited = body.replace(b'{"type":"boolean"}', b'{"oneOf":[1,2,3] }')
+                    c.execute("UPDATE changes SET body = ? WHERE revision = ?", (edited, revision))
+                c.commit()
+                """#,
+                scratch.file("bad.sqlite"),
+            ], scratch: scratch, name: "edit")
+        #expect(try await edit.waitForExit() == 0, "\(edit.stderr)")
+        let bad = try await syncctl(["restore", scratch.file("bad.sqlite")], scratch: scratch)
+        #expect(bad.status == 1)
+        #expect(
+            bad.stderr.contains(
+                #"the backup cannot be restored: the schema of prefix "lamp/" cannot be used: the keyword "oneOf" is not one syncd checks"#)
+        )
+        #expect(try await syncctl(["schema", "get", "lamp/"], scratch: scratch).status == 2, "nothing was restored")
+
         // Restored, the schema governs again.
         #expect(try await syncctl(["restore", scratch.file("backup.sqlite")], scratch: scratch).status == 0)
         #expect(try await syncctl(["put", "lamp/hall", "1"], scratch: scratch).status == 6)

@@ -37,6 +37,14 @@ extension Sharedstate_V1_RestoreRequest: ClientRequest {
             for entry in entries {
                 try KeyRules.validateKey(entry.key, limits: limits)
                 try ValueRules.validateValue(entry.value, limits: limits)
+                // A schema syncd could not use would govern nothing in silence.
+                if let prefix = SchemaKeys.prefix(ofKey: entry.key) {
+                    do throws(SharedStateError) {
+                        _ = try PrefixSchemas.schema(prefix: prefix, document: entry.value)
+                    } catch {
+                        throw SharedStateError(.invalidArgument, "the backup cannot be restored: \(error.message)")
+                    }
+                }
             }
             return entries
         }
