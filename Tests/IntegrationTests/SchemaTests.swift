@@ -169,14 +169,23 @@ import Testing
             "/usr/bin/env",
             [
                 "python3", "-c",
-                // The change log holds the schema's record: its bytes replaced by as many others.
+                // The schema's bytes replaced by as many others, wherever the backup holds them: in
+                // its change log, and in its entries once syncd had moved the journal there.
                 #"""
                 import sqlite3, sys
                 c = sqlite3.connect(sys.argv[1])
+                old, new = b'{"type":"boolean"}', b'{"oneOf":[1,2,3] }'
+                edited = 0
                 for revision, body in c.execute("SELECT revision, body FROM changes").fetchall():
-                    edited = body.replace(b'{"type":"boolean"}', b'{"oneOf":[1,2,3] }')
-                    c.execute("UPDATE changes SET body = ? WHERE revision = ?", (edited, revision))
+                    if old in body:
+                        c.execute("UPDATE changes SET body = ? WHERE revision = ?", (body.replace(old, new), revision))
+                        edited += 1
+                for key, value in c.execute("SELECT key, value FROM entries").fetchall():
+                    if old in value:
+                        c.execute("UPDATE entries SET value = ? WHERE key = ?", (value.replace(old, new), key))
+                        edited += 1
                 c.commit()
+                sys.exit(0 if edited else 3)
                 """#,
                 scratch.file("bad.sqlite"),
             ], scratch: scratch, name: "edit")
