@@ -33,6 +33,8 @@ import Testing
         // the feature's session ends and its presence key goes.
         let feature = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "door-lock"))
         try await feature.put("door/locked", value: Data("false".utf8), ephemeral: true, cause: "door-lock: requestApplied(r7)")
+        // The watch names the writer's client, as history does, while it is connected to ask about.
+        try await eventually("the watch naming door-lock") { watch.stdout.contains(#""client":"door-lock""#) }
         let put = try await syncctl(["put", "door/mode", #""auto""#, "--cause", "installer: first boot"], scratch: scratch)
         #expect(put.status == 0, "\(put.stderr)")
         await feature.close()

@@ -50,20 +50,22 @@ struct WatchCommand: AsyncParsableCommand {
                 }
             }
             // A diff needs each change's previous value: syncd sends it along.
-            group.addTask { try await printChanges(of: client.watch(prefixes: prefixes, start: start, previousValues: diff)) }
+            let names = ClientNames(client: client)
+            group.addTask { try await printChanges(of: client.watch(prefixes: prefixes, start: start, previousValues: diff), names: names) }
             try await group.next()
             group.cancelAll()
         }
     }
 
-    private func printChanges(of stream: WatchStream) async throws {
+    private func printChanges(of stream: WatchStream, names: ClientNames) async throws {
         var printed = 0
         do {
             for try await batch in stream {
                 // The changes of one revision name their writer; a snapshot or resync, none.
                 // Session 0 without a cause: a revision whose writer is not known (etcd does not keep it).
                 let isKnown = batch.writerSession != 0 || !batch.cause.isEmpty
-                let origin = batch.kind == .changes && isKnown ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
+                var origin = batch.kind == .changes && isKnown ? ChangeLine.Origin(session: batch.writerSession, cause: batch.cause) : nil
+                if let session = origin?.session, session != 0 { origin?.clientName = await names.name(of: session) }
                 for change in batch.changes {
                     let patch = diff && batch.kind != .snapshot ? DiffLines.diff(of: change) : nil
                     print(ChangeLine.render(change, json: options.json, origin: origin, patch: patch))
@@ -79,5 +81,32 @@ struct WatchCommand: AsyncParsableCommand {
         } catch let error as SharedStateError {
             CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
         }
+    }
+}
+
+/// The names of the clients a watch's changes come from, as `history` shows them: asked of syncd
+/// (`clients`) the first time a session writes, and kept. A session gone before it is asked
+/// stays unnamed, and so do all when this user may not list clients (only syncd's own user and
+/// root may).
+actor ClientNames {
+    private let client: SharedStateClient
+    private var names: [UInt64: String] = [:]
+    private var asked: Set<UInt64> = []
+    private var mayList = true
+
+    init(client: SharedStateClient) {
+        self.client = client
+    }
+
+    /// The client name of `session`, if syncd knows it.
+    func name(of session: UInt64) async -> String? {
+        if let name = names[session] { return name }
+        guard mayList, asked.insert(session).inserted else { return nil }
+        do {
+            for info in try await client.clients() where !info.name.isEmpty { names[info.sessionID] = info.name }
+        } catch {
+            mayList = error.code != .permissionDenied
+        }
+        return names[session]
     }
 }
