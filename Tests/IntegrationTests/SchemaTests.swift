@@ -111,6 +111,21 @@ import Testing
         // Counted: per client (the Swift client's two refusals above) and per prefix.
         let me = try #require(try await client.clients().first { $0.sessionID == client.sessionID })
         #expect(me.schemaRefusals == 2)
+        #expect(me.lastSchemaRefusal?.description == "climate/den: /target is 99, above the maximum 30")
+        #expect(me.watchList.isEmpty && me.ephemeralKeys.isEmpty, "details only when asked for")
+        // With details: the client's watches and ephemeral keys, as the inspector's client view
+        // and `syncctl clients --details` show them.
+        try await client.put("presence/thermostat", json: "true", ephemeral: true)
+        var watch = client.watch(prefixes: ["climate/", "presence/"], start: .now, previousValues: true).makeAsyncIterator()
+        _ = try await watch.next()
+        let detailed = try #require(try await client.clients(details: true).first { $0.sessionID == client.sessionID })
+        #expect(detailed.ephemeralKeys == ["presence/thermostat"] && detailed.ephemeralKeyCount == 1)
+        #expect(detailed.watchList.map(\.prefixes) == [["climate/", "presence/"]])
+        #expect(detailed.watchList.first?.previousValues == true)
+        let listed = try await syncctl(["clients", "--details"], scratch: scratch).stdout
+        #expect(listed.contains(#"watch \#(detailed.watchList[0].id): "climate/", "presence/" (previous values)"#), "\(listed)")
+        #expect(listed.contains(#"ephemeral "presence/thermostat""#), "\(listed)")
+        #expect(listed.contains("latest refused: climate/den: /target is 99, above the maximum 30"), "\(listed)")
         let metrics = try await syncctl(["metrics"], scratch: scratch)
         #expect(metrics.stdout.contains(#"syncd_schema_refusals_total{prefix="climate/"} 5"#), "\(metrics.stdout)")
 

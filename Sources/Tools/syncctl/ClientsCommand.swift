@@ -5,14 +5,22 @@ import SyncClient
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients",
-        abstract: "List the connected clients: session, process, user, watches, events delivered, queued bytes, resyncs, admission, name."
+        abstract:
+            "List the connected clients: session, process, user, watches, events delivered, queued bytes, resyncs, writes refused for a schema, admission, name.",
+        discussion: """
+            With --details, each client's watches (their prefixes) and the ephemeral keys bound to its session follow its \
+            row, and the latest write refused for a schema is named.
+            """
     )
 
     @OptionGroup var options: GlobalOptions
 
+    @Flag(help: "Also list each client's watches, ephemeral keys and latest write refused for a schema.")
+    var details = false
+
     func run() async throws {
         let client = try await options.connect()
-        let clients = try await CommandFailure.exitOnError { try await client.clients() }
+        let clients = try await CommandFailure.exitOnError { try await client.clients(details: details) }
         if options.json {
             let objects = clients.map {
                 JSONObject()
@@ -28,6 +36,8 @@ struct ClientsCommand: AsyncParsableCommand {
                     .number("schemaRefusals", $0.schemaRefusals)
                     .number("connectedSeconds", $0.connectedSeconds)
                     .string("admission", $0.admission.description)
+                    .adding(lastRefusal: $0.lastSchemaRefusal)
+                    .adding(details: details ? $0 : nil)
                     .rendered
             }
             print("[" + objects.joined(separator: ",") + "]")
@@ -43,10 +53,50 @@ struct ClientsCommand: AsyncParsableCommand {
             ]
             let admission = info.admission == .waitingForHello ? "no Hello" : "\(info.admission)"
             print(columns.joined(separator: " ") + "  " + admission.padding(toLength: 9, withPad: " ", startingAt: 0) + "  " + info.name)
+            if details { printDetails(of: info) }
         }
+    }
+
+    private func printDetails(of info: ClientInfo) {
+        for watch in info.watchList {
+            let prefixes = watch.prefixes.isEmpty ? "every key" : watch.prefixes.map(KeyRules.quoted).joined(separator: ", ")
+            var notes: [String] = []
+            if watch.previousValues { notes.append("previous values") }
+            if watch.isCatchingUp { notes.append("catching up") }
+            if watch.owesResync { notes.append("owed a resync") }
+            print("         watch \(watch.id): \(prefixes)" + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")"))
+        }
+        for key in info.ephemeralKeys { print("         ephemeral \(KeyRules.quoted(key))") }
+        if info.ephemeralKeyCount > UInt64(info.ephemeralKeys.count) {
+            print("         … and \(info.ephemeralKeyCount - UInt64(info.ephemeralKeys.count)) more ephemeral keys")
+        }
+        if let refusal = info.lastSchemaRefusal { print("         latest refused: \(refusal)") }
     }
 
     private func pad(_ text: String, _ width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+}
+
+extension JSONObject {
+    fileprivate func adding(lastRefusal: SchemaViolation?) -> JSONObject {
+        guard let lastRefusal else { return self }
+        return raw("lastSchemaRefusal", Data(JSONObject.violation(lastRefusal).rendered.utf8))
+    }
+
+    fileprivate func adding(details info: ClientInfo?) -> JSONObject {
+        guard let info else { return self }
+        let watches = info.watchList.map { watch in
+            JSONObject()
+                .number("id", watch.id)
+                .array("prefixes", watch.prefixes.map(KeyRules.quoted))
+                .bool("previousValues", watch.previousValues)
+                .bool("catchingUp", watch.isCatchingUp)
+                .bool("owesResync", watch.owesResync)
+                .rendered
+        }
+        return array("watchList", watches)
+            .array("ephemeralKeys", info.ephemeralKeys.map(KeyRules.quoted))
+            .number("ephemeralKeyCount", info.ephemeralKeyCount)
     }
 }

@@ -41,6 +41,24 @@ struct JSONObject {
         return entry.ephemeralSession == 0 ? object : object.number("ephemeralSession", entry.ephemeralSession)
     }
 
+    /// A schema violation, with the sentence syncd's error says.
+    static func violation(_ violation: SchemaViolation) -> JSONObject {
+        let object = JSONObject()
+            .string("key", violation.key)
+            .string("pointer", violation.pointer)
+            .string("rule", violation.rule)
+            .string("limit", violation.limit)
+            .string("reason", violation.reason)
+            .string("prefix", violation.prefix)
+            .string("message", violation.description)
+        return violation.found.map { object.raw("found", Data($0.jsonText.utf8)) } ?? object
+    }
+
+    /// A field whose value is a JSON array of already rendered values.
+    func array(_ name: String, _ rendered: [String]) -> JSONObject {
+        adding(name, "[" + rendered.joined(separator: ",") + "]")
+    }
+
     private func adding(_ name: String, _ rendered: String) -> JSONObject {
         var copy = self
         copy.fields.append(KeyRules.quoted(name) + ":" + rendered)

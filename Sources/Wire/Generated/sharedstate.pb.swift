@@ -1529,47 +1529,143 @@ public nonisolated struct Sharedstate_V1_ClientsRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// Also each client's watches and the ephemeral keys it holds (ClientInfo.watch_list,
+  /// ephemeral_keys); without it those stay empty.
+  public var details: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
 /// One connected client, as the kernel and the handshake describe it.
-public nonisolated struct Sharedstate_V1_ClientInfo: Sendable {
+public nonisolated struct Sharedstate_V1_ClientInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: UInt64 = 0
+  public var sessionID: UInt64 {
+    get {_storage._sessionID}
+    set {_uniqueStorage()._sessionID = newValue}
+  }
 
-  public var name: String = String()
+  public var name: String {
+    get {_storage._name}
+    set {_uniqueStorage()._name = newValue}
+  }
 
   /// From SO_PEERCRED at accept.
-  public var pid: Int32 = 0
+  public var pid: Int32 {
+    get {_storage._pid}
+    set {_uniqueStorage()._pid = newValue}
+  }
 
-  public var uid: UInt32 = 0
+  public var uid: UInt32 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
 
-  public var gid: UInt32 = 0
+  public var gid: UInt32 {
+    get {_storage._gid}
+    set {_uniqueStorage()._gid = newValue}
+  }
 
-  public var watches: UInt64 = 0
+  public var watches: UInt64 {
+    get {_storage._watches}
+    set {_uniqueStorage()._watches = newValue}
+  }
 
   /// Bytes waiting to be sent to it.
-  public var queuedBytes: UInt64 = 0
+  public var queuedBytes: UInt64 {
+    get {_storage._queuedBytes}
+    set {_uniqueStorage()._queuedBytes = newValue}
+  }
 
   /// How often it fell behind and was resynchronised.
-  public var resyncs: UInt64 = 0
+  public var resyncs: UInt64 {
+    get {_storage._resyncs}
+    set {_uniqueStorage()._resyncs = newValue}
+  }
 
-  public var connectedSeconds: Double = 0
+  public var connectedSeconds: Double {
+    get {_storage._connectedSeconds}
+    set {_uniqueStorage()._connectedSeconds = newValue}
+  }
 
   /// Which place among syncd's connection limits it holds.
-  public var admission: Sharedstate_V1_Admission = .waitingForHello
+  public var admission: Sharedstate_V1_Admission {
+    get {_storage._admission}
+    set {_uniqueStorage()._admission = newValue}
+  }
 
   /// Watch events delivered to it live (CHANGES as they are committed; not snapshots, replays,
   /// resyncs or progress notices).
-  public var eventsDelivered: UInt64 = 0
+  public var eventsDelivered: UInt64 {
+    get {_storage._eventsDelivered}
+    set {_uniqueStorage()._eventsDelivered = newValue}
+  }
 
   /// Its write requests refused with SCHEMA_VIOLATION.
-  public var schemaRefusals: UInt64 = 0
+  public var schemaRefusals: UInt64 {
+    get {_storage._schemaRefusals}
+    set {_uniqueStorage()._schemaRefusals = newValue}
+  }
+
+  /// The first violation of the latest of them (unset while there is none).
+  public var lastSchemaRefusal: Sharedstate_V1_SchemaViolation {
+    get {_storage._lastSchemaRefusal ?? Sharedstate_V1_SchemaViolation()}
+    set {_uniqueStorage()._lastSchemaRefusal = newValue}
+  }
+  /// Returns true if `lastSchemaRefusal` has been explicitly set.
+  public var hasLastSchemaRefusal: Bool {_storage._lastSchemaRefusal != nil}
+  /// Clears the value of `lastSchemaRefusal`. Subsequent reads from it will return its default value.
+  public mutating func clearLastSchemaRefusal() {_uniqueStorage()._lastSchemaRefusal = nil}
+
+  /// With ClientsRequest.details: its watches, by id.
+  public var watchList: [Sharedstate_V1_WatchInfo] {
+    get {_storage._watchList}
+    set {_uniqueStorage()._watchList = newValue}
+  }
+
+  /// With ClientsRequest.details: the ephemeral keys bound to its session, in byte order, at most
+  /// 1,000; ephemeral_key_count says how many there are.
+  public var ephemeralKeys: [String] {
+    get {_storage._ephemeralKeys}
+    set {_uniqueStorage()._ephemeralKeys = newValue}
+  }
+
+  public var ephemeralKeyCount: UInt64 {
+    get {_storage._ephemeralKeyCount}
+    set {_uniqueStorage()._ephemeralKeyCount = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// One watch of a connected client.
+public nonisolated struct Sharedstate_V1_WatchInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The id the client gave it.
+  public var watchID: UInt64 = 0
+
+  /// The prefixes it selects; empty selects every key.
+  public var prefixes: [String] = []
+
+  /// Whether each change it is sent carries the key's entry before it.
+  public var previousValues: Bool = false
+
+  /// Whether it is still being sent what it is owed first (a replay or a snapshot).
+  public var catchingUp: Bool = false
+
+  /// Whether it fell behind and is owed a resync.
+  public var owesResync: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4244,26 +4340,7 @@ nonisolated extension Sharedstate_V1_Writer: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Sharedstate_V1_ClientsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: Sharedstate_V1_ClientsRequest, rhs: Sharedstate_V1_ClientsRequest) -> Bool {
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0\u{3}events_delivered\0\u{3}schema_refusals\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}details\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4271,76 +4348,246 @@ nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftPro
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sessionID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 3: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
-      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
-      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.gid) }()
-      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.watches) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.queuedBytes) }()
-      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.resyncs) }()
-      case 9: try { try decoder.decodeSingularDoubleField(value: &self.connectedSeconds) }()
-      case 10: try { try decoder.decodeSingularEnumField(value: &self.admission) }()
-      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.eventsDelivered) }()
-      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.schemaRefusals) }()
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.details) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.sessionID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sessionID, fieldNumber: 1)
+    if self.details != false {
+      try visitor.visitSingularBoolField(value: self.details, fieldNumber: 1)
     }
-    if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_ClientsRequest, rhs: Sharedstate_V1_ClientsRequest) -> Bool {
+    if lhs.details != rhs.details {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_ClientInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClientInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}name\0\u{1}pid\0\u{1}uid\0\u{1}gid\0\u{1}watches\0\u{3}queued_bytes\0\u{1}resyncs\0\u{3}connected_seconds\0\u{1}admission\0\u{3}events_delivered\0\u{3}schema_refusals\0\u{3}last_schema_refusal\0\u{3}watch_list\0\u{3}ephemeral_keys\0\u{3}ephemeral_key_count\0")
+
+  fileprivate class _StorageClass {
+    var _sessionID: UInt64 = 0
+    var _name: String = String()
+    var _pid: Int32 = 0
+    var _uid: UInt32 = 0
+    var _gid: UInt32 = 0
+    var _watches: UInt64 = 0
+    var _queuedBytes: UInt64 = 0
+    var _resyncs: UInt64 = 0
+    var _connectedSeconds: Double = 0
+    var _admission: Sharedstate_V1_Admission = .waitingForHello
+    var _eventsDelivered: UInt64 = 0
+    var _schemaRefusals: UInt64 = 0
+    var _lastSchemaRefusal: Sharedstate_V1_SchemaViolation? = nil
+    var _watchList: [Sharedstate_V1_WatchInfo] = []
+    var _ephemeralKeys: [String] = []
+    var _ephemeralKeyCount: UInt64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _sessionID = source._sessionID
+      _name = source._name
+      _pid = source._pid
+      _uid = source._uid
+      _gid = source._gid
+      _watches = source._watches
+      _queuedBytes = source._queuedBytes
+      _resyncs = source._resyncs
+      _connectedSeconds = source._connectedSeconds
+      _admission = source._admission
+      _eventsDelivered = source._eventsDelivered
+      _schemaRefusals = source._schemaRefusals
+      _lastSchemaRefusal = source._lastSchemaRefusal
+      _watchList = source._watchList
+      _ephemeralKeys = source._ephemeralKeys
+      _ephemeralKeyCount = source._ephemeralKeyCount
     }
-    if self.pid != 0 {
-      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 3)
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
     }
-    if self.uid != 0 {
-      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 4)
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt64Field(value: &_storage._sessionID) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._name) }()
+        case 3: try { try decoder.decodeSingularInt32Field(value: &_storage._pid) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
+        case 5: try { try decoder.decodeSingularUInt32Field(value: &_storage._gid) }()
+        case 6: try { try decoder.decodeSingularUInt64Field(value: &_storage._watches) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._queuedBytes) }()
+        case 8: try { try decoder.decodeSingularUInt64Field(value: &_storage._resyncs) }()
+        case 9: try { try decoder.decodeSingularDoubleField(value: &_storage._connectedSeconds) }()
+        case 10: try { try decoder.decodeSingularEnumField(value: &_storage._admission) }()
+        case 11: try { try decoder.decodeSingularUInt64Field(value: &_storage._eventsDelivered) }()
+        case 12: try { try decoder.decodeSingularUInt64Field(value: &_storage._schemaRefusals) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._lastSchemaRefusal) }()
+        case 14: try { try decoder.decodeRepeatedMessageField(value: &_storage._watchList) }()
+        case 15: try { try decoder.decodeRepeatedStringField(value: &_storage._ephemeralKeys) }()
+        case 16: try { try decoder.decodeSingularUInt64Field(value: &_storage._ephemeralKeyCount) }()
+        default: break
+        }
+      }
     }
-    if self.gid != 0 {
-      try visitor.visitSingularUInt32Field(value: self.gid, fieldNumber: 5)
-    }
-    if self.watches != 0 {
-      try visitor.visitSingularUInt64Field(value: self.watches, fieldNumber: 6)
-    }
-    if self.queuedBytes != 0 {
-      try visitor.visitSingularUInt64Field(value: self.queuedBytes, fieldNumber: 7)
-    }
-    if self.resyncs != 0 {
-      try visitor.visitSingularUInt64Field(value: self.resyncs, fieldNumber: 8)
-    }
-    if self.connectedSeconds.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.connectedSeconds, fieldNumber: 9)
-    }
-    if self.admission != .waitingForHello {
-      try visitor.visitSingularEnumField(value: self.admission, fieldNumber: 10)
-    }
-    if self.eventsDelivered != 0 {
-      try visitor.visitSingularUInt64Field(value: self.eventsDelivered, fieldNumber: 11)
-    }
-    if self.schemaRefusals != 0 {
-      try visitor.visitSingularUInt64Field(value: self.schemaRefusals, fieldNumber: 12)
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._sessionID != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sessionID, fieldNumber: 1)
+      }
+      if !_storage._name.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._name, fieldNumber: 2)
+      }
+      if _storage._pid != 0 {
+        try visitor.visitSingularInt32Field(value: _storage._pid, fieldNumber: 3)
+      }
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 4)
+      }
+      if _storage._gid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._gid, fieldNumber: 5)
+      }
+      if _storage._watches != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._watches, fieldNumber: 6)
+      }
+      if _storage._queuedBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._queuedBytes, fieldNumber: 7)
+      }
+      if _storage._resyncs != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._resyncs, fieldNumber: 8)
+      }
+      if _storage._connectedSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._connectedSeconds, fieldNumber: 9)
+      }
+      if _storage._admission != .waitingForHello {
+        try visitor.visitSingularEnumField(value: _storage._admission, fieldNumber: 10)
+      }
+      if _storage._eventsDelivered != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._eventsDelivered, fieldNumber: 11)
+      }
+      if _storage._schemaRefusals != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._schemaRefusals, fieldNumber: 12)
+      }
+      try { if let v = _storage._lastSchemaRefusal {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+      if !_storage._watchList.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._watchList, fieldNumber: 14)
+      }
+      if !_storage._ephemeralKeys.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._ephemeralKeys, fieldNumber: 15)
+      }
+      if _storage._ephemeralKeyCount != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._ephemeralKeyCount, fieldNumber: 16)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Sharedstate_V1_ClientInfo, rhs: Sharedstate_V1_ClientInfo) -> Bool {
-    if lhs.sessionID != rhs.sessionID {return false}
-    if lhs.name != rhs.name {return false}
-    if lhs.pid != rhs.pid {return false}
-    if lhs.uid != rhs.uid {return false}
-    if lhs.gid != rhs.gid {return false}
-    if lhs.watches != rhs.watches {return false}
-    if lhs.queuedBytes != rhs.queuedBytes {return false}
-    if lhs.resyncs != rhs.resyncs {return false}
-    if lhs.connectedSeconds != rhs.connectedSeconds {return false}
-    if lhs.admission != rhs.admission {return false}
-    if lhs.eventsDelivered != rhs.eventsDelivered {return false}
-    if lhs.schemaRefusals != rhs.schemaRefusals {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._sessionID != rhs_storage._sessionID {return false}
+        if _storage._name != rhs_storage._name {return false}
+        if _storage._pid != rhs_storage._pid {return false}
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._gid != rhs_storage._gid {return false}
+        if _storage._watches != rhs_storage._watches {return false}
+        if _storage._queuedBytes != rhs_storage._queuedBytes {return false}
+        if _storage._resyncs != rhs_storage._resyncs {return false}
+        if _storage._connectedSeconds != rhs_storage._connectedSeconds {return false}
+        if _storage._admission != rhs_storage._admission {return false}
+        if _storage._eventsDelivered != rhs_storage._eventsDelivered {return false}
+        if _storage._schemaRefusals != rhs_storage._schemaRefusals {return false}
+        if _storage._lastSchemaRefusal != rhs_storage._lastSchemaRefusal {return false}
+        if _storage._watchList != rhs_storage._watchList {return false}
+        if _storage._ephemeralKeys != rhs_storage._ephemeralKeys {return false}
+        if _storage._ephemeralKeyCount != rhs_storage._ephemeralKeyCount {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Sharedstate_V1_WatchInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchInfo"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}watch_id\0\u{1}prefixes\0\u{3}previous_values\0\u{3}catching_up\0\u{3}owes_resync\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.watchID) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.prefixes) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.previousValues) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.catchingUp) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.owesResync) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.watchID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.watchID, fieldNumber: 1)
+    }
+    if !self.prefixes.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.prefixes, fieldNumber: 2)
+    }
+    if self.previousValues != false {
+      try visitor.visitSingularBoolField(value: self.previousValues, fieldNumber: 3)
+    }
+    if self.catchingUp != false {
+      try visitor.visitSingularBoolField(value: self.catchingUp, fieldNumber: 4)
+    }
+    if self.owesResync != false {
+      try visitor.visitSingularBoolField(value: self.owesResync, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Sharedstate_V1_WatchInfo, rhs: Sharedstate_V1_WatchInfo) -> Bool {
+    if lhs.watchID != rhs.watchID {return false}
+    if lhs.prefixes != rhs.prefixes {return false}
+    if lhs.previousValues != rhs.previousValues {return false}
+    if lhs.catchingUp != rhs.catchingUp {return false}
+    if lhs.owesResync != rhs.owesResync {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -46,6 +46,8 @@ def test_a_write_that_breaks_the_schema_raises_with_where_and_why(client: shared
     # syncd counts this client's refused writes.
     (me,) = [info for info in client.clients() if info.session_id == client.session_id]
     assert me.schema_refusals == 3
+    assert me.last_schema_refusal is not None
+    assert (me.last_schema_refusal.key, me.last_schema_refusal.limit) == ("fan/den", "3")
 
 
 def test_schemas_are_read_listed_and_removed(client: sharedstate.Client, daemon: Daemon) -> None:

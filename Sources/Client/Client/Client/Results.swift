@@ -135,6 +135,28 @@ public struct ClientInfo: Sendable, Hashable {
     public var connectedSeconds: Double
     /// Which place among syncd's connection limits it holds.
     public var admission: Admission
+    /// The first violation of the latest of its writes refused for breaking a schema.
+    public var lastSchemaRefusal: SchemaViolation?
+    /// Its watches, by id; asked for with `clients(details: true)`, else empty.
+    public var watchList: [WatchInfo] = []
+    /// The ephemeral keys bound to its session, in byte order, at most 1,000; asked for with
+    /// `clients(details: true)`, else empty. ``ephemeralKeyCount`` says how many there are.
+    public var ephemeralKeys: [String] = []
+    public var ephemeralKeyCount: UInt64 = 0
+
+    /// One watch of a connected client.
+    public struct WatchInfo: Sendable, Hashable {
+        /// The id its client gave it.
+        public var id: UInt64
+        /// The prefixes it selects; empty selects every key.
+        public var prefixes: [String]
+        /// Whether each change it is sent carries the key's entry before it.
+        public var previousValues: Bool
+        /// Whether it is still being sent what it is owed first (a replay or a snapshot).
+        public var isCatchingUp: Bool
+        /// Whether it fell behind and is owed a resync.
+        public var owesResync: Bool
+    }
 
     /// The place a connection holds among syncd's connection limits.
     public struct Admission: Sendable, Hashable, CustomStringConvertible {

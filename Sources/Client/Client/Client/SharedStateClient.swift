@@ -394,9 +394,12 @@ public final class SharedStateClient: Sendable {
             changes: history.changes.map { Change(wireValue: $0) }, origins: origins, compactedRevision: history.compactedRevision)
     }
 
-    /// Every client connected to syncd, this one included.
-    public nonisolated(nonsending) func clients() async throws(SharedStateError) -> [ClientInfo] {
-        let result = try await call(.clients(.init()))
+    /// Every client connected to syncd, this one included (syncd's own user and root only).
+    ///
+    /// - Parameter details: Also each client's watches and ephemeral keys
+    ///   (``ClientInfo/watchList``, ``ClientInfo/ephemeralKeys``).
+    public nonisolated(nonsending) func clients(details: Bool = false) async throws(SharedStateError) -> [ClientInfo] {
+        let result = try await call(.clients(.with { $0.details = details }))
         guard case .clients(let clients) = result else { throw unexpected(result) }
         return clients.clients.map {
             ClientInfo(
@@ -411,7 +414,15 @@ public final class SharedStateClient: Sendable {
                 eventsDelivered: $0.eventsDelivered,
                 schemaRefusals: $0.schemaRefusals,
                 connectedSeconds: $0.connectedSeconds,
-                admission: ClientInfo.Admission($0.admission)
+                admission: ClientInfo.Admission($0.admission),
+                lastSchemaRefusal: $0.hasLastSchemaRefusal ? SchemaViolation(wireValue: $0.lastSchemaRefusal) : nil,
+                watchList: $0.watchList.map {
+                    ClientInfo.WatchInfo(
+                        id: $0.watchID, prefixes: $0.prefixes, previousValues: $0.previousValues, isCatchingUp: $0.catchingUp,
+                        owesResync: $0.owesResync)
+                },
+                ephemeralKeys: $0.ephemeralKeys,
+                ephemeralKeyCount: $0.ephemeralKeyCount
             )
         }
     }

@@ -1,5 +1,13 @@
 /// Ephemeral keys: bound to the session that put them, deleted when it ends.
 package extension StateEngine {
+    /// The ephemeral keys bound to `session`, in byte order: the first `limit`, and how many
+    /// there are.
+    func ephemeralKeys(of session: UInt64, limit: Int) -> (keys: [String], count: Int) {
+        let keys = published.withLock { $0.ephemeralKeys[session] ?? [] }
+        let sorted = keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return (Array(sorted.prefix(limit)), keys.count)
+    }
+
     /// Deletes the ephemeral keys still bound to a session that ended.
     ///
     /// After every write the session made before it ended, so an ephemeral put still waiting is

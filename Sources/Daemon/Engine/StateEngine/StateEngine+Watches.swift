@@ -270,6 +270,11 @@ package extension StateEngine {
         published.withLock { $0.watches.count(of: subscriber) }
     }
 
+    /// `subscriber`'s watches, by id.
+    func watches(of subscriber: some WatchSubscriber) -> [WatchRegistry.Summary] {
+        published.withLock { $0.watches.summaries(of: subscriber) }
+    }
+
     /// Tells every idle watch the current revision.
     func sendProgressNotices() {
         handOver(

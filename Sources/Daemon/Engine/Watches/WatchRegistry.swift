@@ -103,6 +103,28 @@ package struct WatchRegistry {
         slotOfSubscriber[ObjectIdentifier(subscriber)].map { subscribers[$0]!.slots.count } ?? 0
     }
 
+    /// What a client's watch is, as `clients` describes it.
+    package struct Summary: Sendable {
+        package var id: UInt64
+        /// Empty selects every key.
+        package var prefixes: [String]
+        package var previousValues: Bool
+        /// Still being sent what it is owed first (a replay or a snapshot).
+        package var isCatchingUp: Bool
+        package var owesResync: Bool
+    }
+
+    /// `subscriber`'s watches, by id.
+    func summaries(of subscriber: any WatchSubscriber) -> [Summary] {
+        guard let subscriberSlot = slotOfSubscriber[ObjectIdentifier(subscriber)] else { return [] }
+        return subscribers[subscriberSlot]!.slots.values.map { slot in
+            let watch = slots[slot]!
+            return Summary(
+                id: watch.id, prefixes: watch.prefixes, previousValues: watch.previousValues, isCatchingUp: watch.held != nil,
+                owesResync: watch.needsResync)
+        }.sorted { $0.id < $1.id }
+    }
+
     /// Whether `subscriber` has a watch with this id.
     func contains(id: UInt64, of subscriber: any WatchSubscriber) -> Bool {
         slot(id: id, of: subscriber) != nil

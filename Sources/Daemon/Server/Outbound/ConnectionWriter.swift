@@ -73,17 +73,30 @@ package final class ConnectionWriter: FrameReceiver {
 
     package var isBacklogged: Bool { backlog.isBacklogged }
 
-    /// The bytes queued in the channel or waiting to go out a piece at a time, not yet written to
-    /// the socket; how often the connection fell behind and was resynchronised; how many watch
-    /// events were delivered to it live. Read on the connection's event loop.
-    var report: (queuedBytes: Int, resyncs: UInt64, eventsDelivered: UInt64, schemaRefusals: UInt64) {
+    /// What `clients` reports of the connection's output: the bytes queued in the channel or
+    /// waiting to go out a piece at a time, not yet written to the socket; how often it fell
+    /// behind and was resynchronised; how many watch events were delivered to it live; how many
+    /// of its writes were refused for a schema, and the latest such violation.
+    struct Report {
+        var queuedBytes = 0
+        var resyncs: UInt64 = 0
+        var eventsDelivered: UInt64 = 0
+        var schemaRefusals: UInt64 = 0
+        var lastSchemaRefusal: SchemaViolation?
+    }
+
+    /// Read on the connection's event loop.
+    var report: Report {
         get async {
             let (channel, state) = (self.channel, self.state)
             let report = try? await channel.eventLoop.submit {
                 let inChannel = (try? channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-                return (inChannel + state.value.heldBytes, state.value.resyncs, state.value.eventsDelivered, state.value.schemaRefusals)
+                let outbound = state.value
+                return Report(
+                    queuedBytes: inChannel + outbound.heldBytes, resyncs: outbound.resyncs, eventsDelivered: outbound.eventsDelivered,
+                    schemaRefusals: outbound.schemaRefusals, lastSchemaRefusal: outbound.lastSchemaRefusal)
             }.get()
-            return report ?? (0, 0, 0, 0)
+            return report ?? Report()
         }
     }
 

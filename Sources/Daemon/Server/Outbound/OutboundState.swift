@@ -91,6 +91,8 @@ struct OutboundState {
     private(set) var eventsDelivered: UInt64 = 0
     /// How many of its writes were refused for breaking a schema.
     private(set) var schemaRefusals: UInt64 = 0
+    /// The first violation of the latest of them.
+    private(set) var lastSchemaRefusal: SchemaViolation?
 
     /// - Parameters:
     ///   - send: Writes to the connection's socket without waiting, like `send(2)` (nil: never
@@ -172,7 +174,10 @@ struct OutboundState {
         var frames = takeUnflushed(reserving: answers.count * 24)
         for answer in answers {
             answer.appendFrame(to: &frames)
-            if case .failure(let error) = answer.result, error.code == .schemaViolation { schemaRefusals &+= 1 }
+            if case .failure(let error) = answer.result, error.code == .schemaViolation {
+                schemaRefusals &+= 1
+                lastSchemaRefusal = error.violations.first ?? lastSchemaRefusal
+            }
         }
         unflushed = consume frames
         flush()

@@ -22,6 +22,12 @@ struct InspectorAPI: Sendable {
     static let pageSize = 1_000
     /// The most entries `state` returns.
     static let stateLimit = 10_000
+    /// The most revisions `recent` returns: as many as the timeline keeps.
+    static let recentLimit = 500
+    /// How many of the latest revisions `client` looks through for the client's writes, and how
+    /// many of those it returns.
+    static let clientWritesScanned: UInt64 = 5_000
+    static let clientWritesListed = 50
 
     func answer(path: String, query: [String: String]) async -> Answer {
         do throws(SharedStateError) {
@@ -36,7 +42,13 @@ struct InspectorAPI: Sendable {
                 guard let revision = query["revision"].flatMap(UInt64.init), revision > 0 else {
                     return .failure(400, "revision must be a positive number: /api/revision?revision=N")
                 }
-                return try await self.revision(revision)
+                return try await self.revision(revision, under: query["prefix"] ?? "")
+            case "/api/recent": return try await recent(limit: query["limit"])
+            case "/api/client":
+                guard let session = query["session"].flatMap(UInt64.init), session > 0 else {
+                    return .failure(400, "session must be a positive number: /api/client?session=N")
+                }
+                return try await clientDetail(session)
             case "/api/state":
                 guard let revision = query["revision"].flatMap(UInt64.init) else {
                     return .failure(400, "revision must be a number: /api/state?revision=N&prefix=P")
@@ -158,17 +170,27 @@ struct InspectorAPI: Sendable {
                 "cause": InspectorJSON.string(origin.cause),
             ])
         }
+        // A user who may not read `$schemas/` sees no schema rather than no key.
+        let schema = (try? await client.schema(governing: key)).flatMap { $0 }
         return .ok(
             InspectorJSON.object([
                 "entry": JSONObject.entry(entry).rendered,
                 "owner": owner,
                 "history": InspectorJSON.array(changes),
+                "schema": schema.map {
+                    InspectorJSON.object([
+                        "prefix": InspectorJSON.string($0.prefix),
+                        "key": InspectorJSON.string(SchemaKeys.key(forPrefix: $0.prefix)),
+                        "version": InspectorJSON.number($0.version),
+                        "document": InspectorJSON.value($0.document),
+                    ])
+                } ?? InspectorJSON.null,
             ]))
     }
 
-    /// One revision, from a watch that replays the change log from the revision before it and
-    /// is cancelled after its first event.
-    private func revision(_ revision: UInt64) async throws(SharedStateError) -> Answer {
+    /// One revision (its changes under `prefix`), from a watch that replays the change log from
+    /// the revision before it and is cancelled after its first event.
+    private func revision(_ revision: UInt64, under prefix: String) async throws(SharedStateError) -> Answer {
         let status = try await client.status()
         if revision > status.revision {
             return .failure(404, "revision \(revision) is after the current revision \(status.revision)")
@@ -176,11 +198,48 @@ struct InspectorAPI: Sendable {
         if revision <= status.compactedRevision {
             return compactedAway(revision, compactedRevision: status.compactedRevision)
         }
-        guard let batch = try await firstChanges(after: revision - 1, under: "", through: revision), batch.revision == revision else {
-            return .failure(404, "revision \(revision) changed no key you may read")
+        guard let batch = try await firstChanges(after: revision - 1, under: prefix, through: revision), batch.revision == revision else {
+            let keys = prefix.isEmpty ? "no key you may read" : "no key under \(KeyRules.quoted(prefix)) you may read"
+            return .failure(404, "revision \(revision) changed \(keys)")
         }
         let writer = await feed.writers.name(of: batch.writerSession, revision: revision, key: batch.changes.first?.key)
         return .ok(InspectorJSON.revision(batch, writer: writer))
+    }
+
+    /// The latest `limit` revisions the change log holds (at most ``recentLimit``), oldest
+    /// first, as the live stream sends them: the timeline opens on them.
+    private func recent(limit: String?) async throws(SharedStateError) -> Answer {
+        let limit = UInt64(min(Self.recentLimit, max(1, limit.flatMap(Int.init) ?? Self.recentLimit)))
+        let status = try await client.status()
+        let start = max(status.compactedRevision, status.revision > limit ? status.revision - limit : 0)
+        var revisions: [String] = []
+        for batch in try await replay(after: start, through: status.revision, previousValues: true) {
+            let writer = await feed.writers.name(of: batch.writerSession, revision: batch.revision, key: batch.changes.first?.key)
+            revisions.append(InspectorJSON.revision(batch, writer: writer, valueLimit: InspectorFeed.streamedValueLimit))
+        }
+        return .ok(
+            InspectorJSON.object([
+                "revision": InspectorJSON.number(status.revision),
+                "compactedRevision": InspectorJSON.number(status.compactedRevision),
+                "revisions": InspectorJSON.array(revisions),
+            ]))
+    }
+
+    /// The revisions after `start` up to `through` that the change log holds, oldest first.
+    private func replay(after start: UInt64, through: UInt64, previousValues: Bool) async throws(SharedStateError) -> [WatchBatch] {
+        guard start < through else { return [] }
+        var batches: [WatchBatch] = []
+        do {
+            for try await batch in client.watch(prefixes: [""], start: .after(start), previousValues: previousValues) {
+                if batch.kind == .changes, batch.revision <= through { batches.append(batch) }
+                if batch.kind == .progress || batch.revision >= through { break }
+            }
+        } catch let error as SharedStateError {
+            throw error
+        } catch {
+            throw SharedStateError(.unavailable, "\(error)")
+        }
+        return batches
     }
 
     /// The first `changes` batch of a replay after `start`, if it comes before the replay ends
@@ -250,6 +309,68 @@ struct InspectorAPI: Sendable {
             ]))
     }
 
+    /// A connected client as the clients table shows it.
+    private func clientRow(_ info: ClientInfo) -> String {
+        InspectorJSON.object([
+            "sessionID": InspectorJSON.number(info.sessionID),
+            "name": InspectorJSON.string(info.name),
+            "pid": InspectorJSON.number(info.pid),
+            "uid": InspectorJSON.number(info.uid),
+            "watches": InspectorJSON.number(info.watches),
+            "eventsDelivered": InspectorJSON.number(info.eventsDelivered),
+            "eventsPerSecond": InspectorJSON.number(feed.eventsPerSecond(of: info.sessionID)),
+            "queuedBytes": InspectorJSON.number(info.queuedBytes),
+            "resyncs": InspectorJSON.number(info.resyncs),
+            "schemaRefusals": InspectorJSON.number(info.schemaRefusals),
+            "lastSchemaRefusal": info.lastSchemaRefusal.map { JSONObject.violation($0).rendered } ?? InspectorJSON.null,
+            "connectedSeconds": InspectorJSON.number(info.connectedSeconds),
+            "admission": InspectorJSON.string(info.admission.description),
+        ])
+    }
+
+    /// One connected client: its row, its watches, its ephemeral keys, and its latest writes
+    /// among the change log's latest ``clientWritesScanned`` revisions, newest first.
+    private func clientDetail(_ session: UInt64) async throws(SharedStateError) -> Answer {
+        let clients = try await client.clients(details: true)
+        feed.writers.note(clients)
+        guard let info = clients.first(where: { $0.sessionID == session }) else {
+            return .failure(404, "no client with session \(session) is connected")
+        }
+        let status = try await client.status()
+        let start = max(
+            status.compactedRevision, status.revision > Self.clientWritesScanned ? status.revision - Self.clientWritesScanned : 0)
+        let written = try await replay(after: start, through: status.revision, previousValues: false).filter { $0.writerSession == session }
+        let writes = written.suffix(Self.clientWritesListed).reversed().map { batch in
+            InspectorJSON.object([
+                "revision": InspectorJSON.number(batch.revision),
+                "cause": InspectorJSON.string(batch.cause),
+                "keys": InspectorJSON.array(batch.changes.prefix(5).map { InspectorJSON.string($0.key) }),
+                "keyCount": InspectorJSON.number(batch.changes.count),
+                "deletes": InspectorJSON.number(batch.changes.count { $0.type == .delete }),
+            ])
+        }
+        let watches = info.watchList.map { watch in
+            InspectorJSON.object([
+                "id": InspectorJSON.number(watch.id),
+                "prefixes": InspectorJSON.array(watch.prefixes.map(InspectorJSON.string)),
+                "previousValues": InspectorJSON.bool(watch.previousValues),
+                "catchingUp": InspectorJSON.bool(watch.isCatchingUp),
+                "owesResync": InspectorJSON.bool(watch.owesResync),
+            ])
+        }
+        return .ok(
+            InspectorJSON.object([
+                "client": clientRow(info),
+                "watchList": InspectorJSON.array(watches),
+                "ephemeralKeys": InspectorJSON.array(info.ephemeralKeys.map(InspectorJSON.string)),
+                "ephemeralKeyCount": InspectorJSON.number(info.ephemeralKeyCount),
+                "writes": InspectorJSON.array(writes),
+                "writesCount": InspectorJSON.number(written.count),
+                "scannedAfter": InspectorJSON.number(start),
+                "revision": InspectorJSON.number(status.revision),
+            ]))
+    }
+
     private func compactedAway(_ revision: UInt64, compactedRevision: UInt64) -> Answer {
         .failure(
             410, "revision \(revision) was compacted away: the change log starts after revision \(compactedRevision)",
@@ -259,21 +380,7 @@ struct InspectorAPI: Sendable {
     private func clients() async throws(SharedStateError) -> Answer {
         let clients = try await client.clients()
         feed.writers.note(clients)
-        let rows = clients.map { info in
-            InspectorJSON.object([
-                "sessionID": InspectorJSON.number(info.sessionID),
-                "name": InspectorJSON.string(info.name),
-                "pid": InspectorJSON.number(info.pid),
-                "uid": InspectorJSON.number(info.uid),
-                "watches": InspectorJSON.number(info.watches),
-                "eventsDelivered": InspectorJSON.number(info.eventsDelivered),
-                "eventsPerSecond": InspectorJSON.number(feed.eventsPerSecond(of: info.sessionID)),
-                "queuedBytes": InspectorJSON.number(info.queuedBytes),
-                "resyncs": InspectorJSON.number(info.resyncs),
-                "connectedSeconds": InspectorJSON.number(info.connectedSeconds),
-                "admission": InspectorJSON.string(info.admission.description),
-            ])
-        }
+        let rows = clients.map { clientRow($0) }
         let series = feed.series
         return .ok(
             InspectorJSON.object([

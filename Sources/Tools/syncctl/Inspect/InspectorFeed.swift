@@ -11,7 +11,8 @@ protocol InspectorStreamSubscriber: AnyObject, Sendable {
 
 /// The page's live stream: one watch of every key this user may read, from now on, with
 /// previous values, each revision sent to every open stream as a `revision` event; and once a
-/// second the daemon's pace, sent as a `stats` event and kept for the plots.
+/// second the daemon's pace, sent as a `stats` event and kept for the plots, and each client's
+/// writes refused for a schema since the last second, sent as a `refusal` event.
 final class InspectorFeed: Sendable {
     /// One second of the daemon's pace.
     struct Sample: Sendable {
@@ -31,6 +32,8 @@ final class InspectorFeed: Sendable {
         /// Each connected client's events delivered at the last sample, and its rate since.
         var delivered: [UInt64: UInt64] = [:]
         var rates: [UInt64: Double] = [:]
+        /// Each connected client's writes refused for a schema at the last sample.
+        var refusals: [UInt64: UInt64]?
         var lastSample: (revision: UInt64, at: ContinuousClock.Instant)?
     }
 
@@ -135,8 +138,31 @@ final class InspectorFeed: Sendable {
                     ])
                 }
                 if let stats { broadcast(Self.event("stats", stats)) }
+                for refusal in newRefusals(among: clients) { broadcast(Self.event("refusal", refusal)) }
             }
             try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// A `refusal` event for each client refused a write for a schema since the last sample
+    /// (none at the first: what came before the inspector is in the clients table's count).
+    private func newRefusals(among clients: [ClientInfo]) -> [String] {
+        state.withLock { state in
+            let known = state.refusals
+            var events: [String] = []
+            for info in clients {
+                let before = known.map { $0[info.sessionID] ?? 0 } ?? info.schemaRefusals
+                guard info.schemaRefusals > before, let violation = info.lastSchemaRefusal else { continue }
+                events.append(
+                    InspectorJSON.object([
+                        "writer": InspectorJSON.writer(InspectorWriters.Name(sessionID: info.sessionID, name: info.name, pid: info.pid)),
+                        "count": InspectorJSON.number(info.schemaRefusals - before),
+                        "total": InspectorJSON.number(info.schemaRefusals),
+                        "latest": JSONObject.violation(violation).rendered,
+                    ]))
+            }
+            state.refusals = Dictionary(clients.map { ($0.sessionID, $0.schemaRefusals) }, uniquingKeysWith: { a, _ in a })
+            return events
         }
     }
 }

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._generated import sharedstate_pb2 as pb
-from .errors import InternalError, InvalidArgument, TooLarge
+from .errors import InternalError, InvalidArgument, TooLarge, violation_from_wire
 from .types import (
     Change,
     ChangeOrigin,
@@ -368,6 +368,7 @@ def clients_of(response: pb.ClientsResponse) -> list[ClientInfo]:
             _ADMISSIONS.get(client.admission, "waitingForHello"),
             client.events_delivered,
             client.schema_refusals,
+            violation_from_wire(client.last_schema_refusal) if client.HasField("last_schema_refusal") else None,
         )
         for client in response.clients
     ]

@@ -185,12 +185,13 @@ _BY_WIRE_CODE: dict[int, type[SharedStateError]] = {
 }
 
 
+def violation_from_wire(v: pb.SchemaViolation) -> Violation:
+    """The :class:`Violation` a ``SchemaViolation`` message describes."""
+    return Violation(v.key, v.pointer, v.rule, v.limit, v.found if v.found else None, v.reason, v.prefix)
+
+
 def error_from_wire(error: pb.Error) -> SharedStateError:
     """The exception for an ``Error`` message; unknown codes become :class:`InternalError`."""
     if error.code == pb.ERROR_CODE_SCHEMA_VIOLATION:
-        violations = [
-            Violation(v.key, v.pointer, v.rule, v.limit, v.found if v.found else None, v.reason, v.prefix)
-            for v in error.violations
-        ]
-        return SchemaViolation(error.message, violations)
+        return SchemaViolation(error.message, [violation_from_wire(v) for v in error.violations])
     return _BY_WIRE_CODE.get(error.code, InternalError)(error.message)

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union, overload
 
 from ._generated import sharedstate_pb2 as pb
+from .errors import Violation
 
 __all__ = [
     "RawJSON",
@@ -395,6 +396,8 @@ class ClientInfo(NamedTuple):
     events_delivered: int = 0
     #: Its write requests refused for breaking a schema.
     schema_refusals: int = 0
+    #: The first violation of the latest of them; ``None`` while there is none.
+    last_schema_refusal: Violation | None = None
 
 
 class Writer(NamedTuple):

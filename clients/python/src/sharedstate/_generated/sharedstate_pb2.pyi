@@ -74,11 +74,14 @@ class ClientFrame(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., request: _Optional[_Union[Request, _Mapping]] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
-    __slots__ = ["admission", "connected_seconds", "events_delivered", "gid", "name", "pid", "queued_bytes", "resyncs", "schema_refusals", "session_id", "uid", "watches"]
+    __slots__ = ["admission", "connected_seconds", "ephemeral_key_count", "ephemeral_keys", "events_delivered", "gid", "last_schema_refusal", "name", "pid", "queued_bytes", "resyncs", "schema_refusals", "session_id", "uid", "watch_list", "watches"]
     ADMISSION_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    EPHEMERAL_KEYS_FIELD_NUMBER: _ClassVar[int]
+    EPHEMERAL_KEY_COUNT_FIELD_NUMBER: _ClassVar[int]
     EVENTS_DELIVERED_FIELD_NUMBER: _ClassVar[int]
     GID_FIELD_NUMBER: _ClassVar[int]
+    LAST_SCHEMA_REFUSAL_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     QUEUED_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -87,10 +90,14 @@ class ClientInfo(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
     WATCHES_FIELD_NUMBER: _ClassVar[int]
+    WATCH_LIST_FIELD_NUMBER: _ClassVar[int]
     admission: Admission
     connected_seconds: float
+    ephemeral_key_count: int
+    ephemeral_keys: _containers.RepeatedScalarFieldContainer[str]
     events_delivered: int
     gid: int
+    last_schema_refusal: SchemaViolation
     name: str
     pid: int
     queued_bytes: int
@@ -98,12 +105,15 @@ class ClientInfo(_message.Message):
     schema_refusals: int
     session_id: int
     uid: int
+    watch_list: _containers.RepeatedCompositeFieldContainer[WatchInfo]
     watches: int
-    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ..., events_delivered: _Optional[int] = ..., schema_refusals: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[int] = ..., name: _Optional[str] = ..., pid: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., watches: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., resyncs: _Optional[int] = ..., connected_seconds: _Optional[float] = ..., admission: _Optional[_Union[Admission, str]] = ..., events_delivered: _Optional[int] = ..., schema_refusals: _Optional[int] = ..., last_schema_refusal: _Optional[_Union[SchemaViolation, _Mapping]] = ..., watch_list: _Optional[_Iterable[_Union[WatchInfo, _Mapping]]] = ..., ephemeral_keys: _Optional[_Iterable[str]] = ..., ephemeral_key_count: _Optional[int] = ...) -> None: ...
 
 class ClientsRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["details"]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    details: bool
+    def __init__(self, details: bool = ...) -> None: ...
 
 class ClientsResponse(_message.Message):
     __slots__ = ["clients"]
@@ -578,6 +588,20 @@ class WatchEvent(_message.Message):
     watch_id: int
     writer_session: int
     def __init__(self, watch_id: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., revision: _Optional[int] = ..., changes: _Optional[_Iterable[_Union[Change, _Mapping]]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., writer_session: _Optional[int] = ..., cause: _Optional[str] = ...) -> None: ...
+
+class WatchInfo(_message.Message):
+    __slots__ = ["catching_up", "owes_resync", "prefixes", "previous_values", "watch_id"]
+    CATCHING_UP_FIELD_NUMBER: _ClassVar[int]
+    OWES_RESYNC_FIELD_NUMBER: _ClassVar[int]
+    PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_VALUES_FIELD_NUMBER: _ClassVar[int]
+    WATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    catching_up: bool
+    owes_resync: bool
+    prefixes: _containers.RepeatedScalarFieldContainer[str]
+    previous_values: bool
+    watch_id: int
+    def __init__(self, watch_id: _Optional[int] = ..., prefixes: _Optional[_Iterable[str]] = ..., previous_values: bool = ..., catching_up: bool = ..., owes_resync: bool = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ["after_revision", "prefixes", "previous_values", "snapshot"]
