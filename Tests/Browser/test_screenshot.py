@@ -25,6 +25,18 @@ def test_a_screenshot_of_a_small_home(daemon: Daemon, inspector: Inspector, page
         for room, target in [("kitchen", 21.0), ("living", 20.5), ("bedroom", 18.0)]:
             climate.put(f"climate/{room}", {"target": target, "mode": "auto"}, cause="climate: scheduleLoaded")
         panel.put("presence/hall-panel", {"since": "07:12"}, ephemeral=True)
+        climate.set_schema(
+            "climate/",
+            {
+                "title": "Room climate",
+                "type": "object",
+                "properties": {
+                    "target": {"type": "number", "minimum": 10, "maximum": 30, "description": "degrees Celsius"},
+                    "mode": {"enum": ["auto", "manual", "off"]},
+                },
+                "required": ["target", "mode"],
+            },
+        )
         page.goto(inspector.url)
         page.wait_for_selector(".tree-node[data-path='doors/']", timeout=10_000)
         # A few seconds of readings, for the plots and the timeline.
@@ -34,6 +46,10 @@ def test_a_screenshot_of_a_small_home(daemon: Daemon, inspector: Inspector, page
             page.wait_for_timeout(40)
         page.click(".tree-node[data-path='doors/']")
         page.click(".tree-node[data-path='climate/']")
+        # A write the schema refuses, as the timeline shows it.
+        with pytest.raises(sharedstate.SchemaViolation):
+            panel.put("climate/living", {"target": 40, "mode": "manual"}, cause="hall-panel: targetRaised")
+        page.wait_for_selector(".refusal-row", timeout=10_000)
         lock.put("doors/patio", {"locked": True, "battery": 86}, cause="door-lock: lockTapped(patio)")
         revision = climate.put(
             "climate/living", {"target": 22.0, "mode": "manual"}, cause="hall-panel: path.element(id: living).targetRaised"
