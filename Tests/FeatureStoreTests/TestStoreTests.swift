@@ -169,6 +169,24 @@ import Testing
         await store.finish()
     }
 
+    @Test func receivingAnotherCaseNamesTheCaseTheTestWrote() async {
+        let store = TestStore(initialState: Counter.State()) { Counter() }
+        await store.send(.incrementLater)
+        await withKnownIssue {
+            await store.receive(\.echo) { $0.count = 1 }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            return text.contains("Expected to receive an action of case \\.echo, but received:") && text.contains("increment")
+        }
+        await store.send(.incrementLater)
+        await withKnownIssue {
+            await store.receive(\.echo, "hello", timeout: .milliseconds(200))
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains(#"an action of case \.echo carrying "hello""#)
+        }
+        await store.finish()
+    }
+
     @Test func anUnhandledEffectErrorIsReported() async {
         let store = TestStore(initialState: Counter.State()) { Counter() }
         await withKnownIssue {

@@ -10,24 +10,33 @@ import CasePaths
 /// ```
 public struct ExpectedAction<Action> {
     let matches: (Action) -> Bool
-    /// How a failure names it.
-    let description: String
+    /// How a failure names it; made only for a failure.
+    let described: () -> String
+    var description: String { described() }
 
     /// Exactly `action`.
     public static func action(_ action: Action) -> Self where Action: Equatable {
-        Self(matches: { $0 == action }, description: describe([action]))
+        Self(matches: { $0 == action }, described: { describe([action]) })
     }
 
-    /// Any action of the case `actionCase`, whatever it carries.
-    public static func matching<Value>(_ actionCase: CaseKeyPath<Action, Value>) -> Self where Action: CasePathable {
-        Self(matches: { $0[case: actionCase] != nil }, description: "  • " + describe(actionCase))
+    /// Any action of the case `actionCase`, whatever it carries; a failure names the case as the
+    /// line that made it writes it.
+    public static func matching<Value>(
+        _ actionCase: CaseKeyPath<Action, Value>,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Self where Action: CasePathable {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        return Self(matches: { $0[case: actionCase] != nil }, described: { "  • " + describe(actionCase, at: here) })
     }
 
     /// Any action `predicate` accepts; a failure names it by the line that made it.
     public static func matching(
         _ predicate: @escaping (Action) -> Bool, fileID: StaticString = #fileID, line: UInt = #line
     ) -> Self {
-        Self(matches: predicate, description: "  • an action the predicate at \(fileID):\(line) accepts")
+        Self(matches: predicate, described: { "  • an action the predicate at \(fileID):\(line) accepts" })
     }
 }
 

@@ -303,13 +303,14 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         line: UInt = #line,
         column: UInt = #column
     ) async where Action: CasePathable {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         await receive(
             matching: { $0[case: actionCase] != nil },
-            describedAs: describe(actionCase),
+            describedAs: describe(actionCase, at: here),
             mismatch: { _ in nil },
             timeout: timeout,
             update: updateStateToExpectedResult,
-            at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+            at: here
         )
     }
 
@@ -325,16 +326,17 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         line: UInt = #line,
         column: UInt = #column
     ) async where Action: CasePathable {
+        let here = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         await receive(
             matching: { $0[case: actionCase] == value },
-            describedAs: "\(describe(actionCase)) carrying \(dump(value))",
+            describedAs: "\(describe(actionCase, at: here)) carrying \(dump(value))",
             mismatch: { received in
                 guard let actual = received[case: actionCase] else { return nil }
                 return diff(value, actual, format: .proportional).map { "Expected (−), received (+):\n\($0)" }
             },
             timeout: timeout,
             update: updateStateToExpectedResult,
-            at: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+            at: here
         )
     }
 
@@ -488,7 +490,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
 
     private func receive(
         matching isExpected: @escaping (Action) -> Bool,
-        describedAs description: String,
+        describedAs description: @autoclosure () -> String,
         mismatch: (Action) -> String?,
         timeout: Duration?,
         update: ((inout State) throws -> Void)?,
@@ -504,7 +506,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             let leftovers =
                 !isExhaustive && !recorder.received.isEmpty
                 ? "\nReceived instead:\n\(describe(recorder.received.map(\.action)))" : ""
-            here.report("Expected to receive \(description), but received nothing within \(limit).\(leftovers)")
+            here.report("Expected to receive \(description()), but received nothing within \(limit).\(leftovers)")
             return
         }
         if !isExhaustive {
@@ -523,7 +525,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
         let received = recorder.removeFirstReceived()
         guard isExpected(received.action) else {
             let detail = mismatch(received.action).map { "\n\($0)" } ?? ""
-            here.report("Expected to receive \(description), but received:\n\(dump(received.action))\(detail)")
+            here.report("Expected to receive \(description()), but received:\n\(dump(received.action))\(detail)")
             state = received.state
             return
         }
@@ -663,12 +665,14 @@ func describe<Item>(_ items: [Item]) -> String {
 }
 
 /// "an action of case …" for a case key path: its name where the runtime knows it. On Linux a case
-/// path prints as `\Case<Action>.<computed 0x…>`, so the message refers to the test's line, which
-/// names the case, instead of printing an address.
-func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>) -> String {
+/// path prints as `\Case<Action>.<computed 0x…>`, so the case is named as the test's line at
+/// `location` writes it (``CaseKeyPathText``), or, without the source, by the line and the type
+/// of what the case carries.
+func describe<Root, Value>(_ actionCase: CaseKeyPath<Root, Value>, at location: SourceLocation) -> String {
     let name = String(describing: actionCase)
-    guard !name.contains("<computed") else { return "an action of the case this line names (\(Value.self))" }
-    return "an action of case \(name)"
+    guard name.contains("<computed") else { return "an action of case \(name)" }
+    if let text = CaseKeyPathText.at(location) { return "an action of case \(text)" }
+    return "an action of the case named at \(location.fileID):\(location.line) (it carries \(Value.self))"
 }
 
 /// "1 action", "2 actions".
