@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// The daemon's own modules, in release builds, leave out Swift's checks at run time that no two
@@ -45,6 +45,13 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", from: "2.4.1"),
+        // Child processes, in the multi-process tests and in syncctl (bench fanout's subscribers,
+        // inspect --open): the ecosystem's spawner, in place of a hand-written posix_spawn wrapper
+        // and Foundation's Process, which crashed the test process about once in thirty runs
+        // (issue 58). It needs tools 6.2, and swift-system, which the build already has.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // Its FilePath and FileDescriptor, which Subprocess's API takes.
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // The wire protocol: generated messages, framing, the hand-written codecs, the rules for
@@ -238,6 +245,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/Tools/syncctl",
             // The inspector's page, compiled into the binary: nothing to install beside it.
@@ -286,6 +295,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
         // Test targets that use TestStore link IssueReportingTestSupport: that is how its
@@ -313,6 +323,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // To read a stopped syncd's database as it was left.
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

@@ -26,7 +26,7 @@ import Testing
             // spawns while this one holds the copy open for writing inherits that descriptor until
             // it execs (close-on-exec only closes it then), and executing the copy meanwhile fails
             // with "Text file busy" (ETXTBSY; setpriv exits 126). install spawns nothing.
-            let install = try ChildProcess(
+            let install = try await ChildProcess(
                 "/usr/bin/install", ["-m", "0755", try Binaries.path("syncctl"), copy], scratch: scratch, name: "install")
             let status = try await install.waitForExit()
             guard status == 0 else { throw TestFailure("cannot copy syncctl to \(copy): \(install.stderr)") }
@@ -37,7 +37,7 @@ import Testing
     /// Runs syncctl as `uid` (group nogroup, no other groups).
     /// `syncctl watch PREFIX` run as the user nobody (65534), in the background.
     private func watchAsNobody(_ prefix: String, scratch: Scratch, name: String) async throws -> ChildProcess {
-        try ChildProcess(
+        try await ChildProcess(
             "/usr/bin/setpriv",
             [
                 "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket,
@@ -49,7 +49,7 @@ import Testing
     }
 
     private func syncctl(as uid: Int, _ arguments: [String], scratch: Scratch) async throws -> SyncctlResult {
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             "/usr/bin/setpriv",
             ["--reuid=\(uid)", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket]
                 + arguments,
@@ -99,7 +99,7 @@ import Testing
         #expect(text.stdout.contains("(its path is shown to administrators)"), "\(text.stdout)")
         // A user granted nothing (uid and group 4321; the socket's group only as the kernel's
         // supplementary group, which the policy does not read) sees no key.
-        let stranger = try ChildProcess(
+        let stranger = try await ChildProcess(
             "/usr/bin/setpriv",
             [
                 "--reuid=4321", "--regid=4321", "--groups=65534", try await publicSyncctl(scratch), "--socket", scratch.socket,
@@ -167,7 +167,7 @@ import Testing
         #expect(try await syncctl(as: nobody, ["count"], scratch: scratch).stdout == "2\n")
         #expect(try await IntegrationTests.syncctl(["count"], scratch: scratch).stdout == "4\n")
         #expect(try await syncctl(as: nobody, ["count", "team/"], scratch: scratch).status == 5)
-        let watch = try ChildProcess(
+        let watch = try await ChildProcess(
             "/usr/bin/setpriv",
             [
                 "--reuid=65534", "--regid=65534", "--clear-groups", try await publicSyncctl(scratch), "--socket", scratch.socket, "--json",

@@ -11,11 +11,11 @@ import Testing
     @Test func sensorsThermostatAndPanelConverge() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let thermostat = try startFeature("climate-thermostat", ["--band", "0.5"], scratch: scratch)
-        let panel = try startFeature("climate-panel", [], scratch: scratch)
-        let kitchen = try startFeature(
+        let thermostat = try await startFeature("climate-thermostat", ["--band", "0.5"], scratch: scratch)
+        let panel = try await startFeature("climate-panel", [], scratch: scratch)
+        let kitchen = try await startFeature(
             "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: scratch)
-        let hall = try startFeature(
+        let hall = try await startFeature(
             "climate-sensor", ["--name", "hall", "--base-celsius", "19", "--interval-ms", "5", "--readings", "40"], scratch: scratch)
 
         // Sensors with a fixed number of readings exit on their own, cleanly, and their
@@ -78,7 +78,7 @@ import Testing
     @Test func thePanelNeitherLosesNorRepeatsARequestAcrossRestarts() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        var panel = try startFeature("climate-panel", [], scratch: scratch)
+        var panel = try await startFeature("climate-panel", [], scratch: scratch)
         for (index, screen) in ["a", "b", "c"].enumerated() {
             _ = try await syncctl(
                 ["put", "climate/panel/requests/\(index)", #"{"command":"push","screen":"\#(screen)"}"#], scratch: scratch)
@@ -93,7 +93,7 @@ import Testing
         _ = try await panel.waitForExit()
         _ = try await syncctl(["put", "climate/panel/requests/3", #"{"command":"pop"}"#], scratch: scratch)
         _ = try await syncctl(["put", "climate/panel/requests/4", #"{"command":"push","screen":"d"}"#], scratch: scratch)
-        panel = try startFeature("climate-panel", [], scratch: scratch)
+        panel = try await startFeature("climate-panel", [], scratch: scratch)
         try await eventuallyAsync("five requests applied") {
             try await jsonObject("climate/panel/screen", scratch: scratch)?["applied"] as? Int == 5
         }
@@ -110,13 +110,14 @@ import Testing
 
     @Test func aFeatureProcessWaitsForSyncdAndRejectsBadArguments() async throws {
         let scratch = try Scratch()
-        let early = try startFeature("climate-sensor", ["--name", "porch", "--interval-ms", "1", "--readings", "3"], scratch: scratch)
+        let early = try await startFeature(
+            "climate-sensor", ["--name", "porch", "--interval-ms", "1", "--readings", "3"], scratch: scratch)
         try await Task.sleep(for: .milliseconds(300))
         let daemon = try await DaemonProcess(scratch)
         #expect(try await early.waitForExit() == 0)
         #expect(try await jsonObject("climate/sensors/porch", scratch: scratch)?["sequence"] as? Int == 3)
 
-        let bad = try startFeature("climate-sensor", ["--name", "a/b"], scratch: scratch)
+        let bad = try await startFeature("climate-sensor", ["--name", "a/b"], scratch: scratch)
         #expect(try await bad.waitForExit() != 0)
         #expect(bad.stderr.contains("--name must be one key segment"))
         try await daemon.stop()
@@ -125,13 +126,14 @@ import Testing
     @Test func sigtermStopsAFeatureBusyWithWorkAndOneStillConnecting() async throws {
         let scratch = try Scratch()
         // Not connected yet: syncd is not running.
-        let waiting = try startFeature("climate-sensor", ["--name", "early", "--readings", "5"], scratch: scratch)
+        let waiting = try await startFeature("climate-sensor", ["--name", "early", "--readings", "5"], scratch: scratch)
         try await Task.sleep(for: .milliseconds(300))
         waiting.signal(SIGTERM)
         #expect(try await waiting.waitForExit(timeout: .seconds(5)) == 0)
 
         let daemon = try await DaemonProcess(scratch)
-        let busy = try startFeature("climate-sensor", ["--name", "busy", "--readings", "100000", "--interval-ms", "50"], scratch: scratch)
+        let busy = try await startFeature(
+            "climate-sensor", ["--name", "busy", "--readings", "100000", "--interval-ms", "50"], scratch: scratch)
         try await eventuallyAsync("a reading") { try await jsonObject("climate/sensors/busy", scratch: scratch) != nil }
         busy.signal(SIGTERM)
         #expect(try await busy.waitForExit(timeout: .seconds(5)) == 0)

@@ -92,7 +92,7 @@ import Testing
     }
 
     private func startFails(_ scratch: Scratch) async throws -> String {
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"), ["--socket", scratch.socket, "--database", scratch.database], scratch: scratch, name: "syncd")
         let status = try await child.waitForExit()
         #expect(status == 1, "syncd started on files it should refuse: \(child.stderr)")
@@ -100,7 +100,7 @@ import Testing
     }
 
     private func recover(_ scratch: Scratch, drop: Bool) async throws -> (status: Int32, output: String) {
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"), ["recover", "--database", scratch.database] + (drop ? ["--drop"] : []), scratch: scratch,
             name: "recover")
         let status = try await child.waitForExit()

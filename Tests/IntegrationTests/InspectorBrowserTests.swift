@@ -26,7 +26,7 @@ import Testing
         environment["CHROMIUM"] = Self.chromium
         environment["PYTHONPATH"] = PythonEnvironment.client + "/src"
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        let pytest = try ChildProcess(
+        let pytest = try await ChildProcess(
             python,
             ["-m", "pytest", PythonEnvironment.root + "/Tests/Browser", "-q", "-s", "-p", "no:cacheprovider"],
             scratch: scratch,

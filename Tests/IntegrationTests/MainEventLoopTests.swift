@@ -12,7 +12,7 @@ import Testing
     @Test func everyChangeReachesTheReducerOnTheThreadThatReadIt() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let bench = try ChildProcess(
+        let bench = try await ChildProcess(
             try Binaries.path("feature-bench"),
             ["e2e", "--socket", scratch.socket, "--count", "300", "--rate", "1000", "--json"],
             scratch: scratch,
@@ -32,7 +32,7 @@ import Testing
     /// one ends at once with `CancellationError`.
     @Test func theLoopClockWakesTheMainThreadOnTimeAndEndsWhenCancelled() async throws {
         let scratch = try Scratch()
-        let bench = try ChildProcess(
+        let bench = try await ChildProcess(
             try Binaries.path("feature-bench"),
             ["sleep", "--count", "300", "--micros", "200", "--rounds", "1", "--json"],
             scratch: scratch,
@@ -52,7 +52,7 @@ import Testing
         let scratch = try Scratch()
         var environment = ProcessInfo.processInfo.environment
         environment["SYNCD_SOCKET"] = nil
-        let unreachable = try ChildProcess(
+        let unreachable = try await ChildProcess(
             try Binaries.path("climate-thermostat"),
             ["--socket", scratch.file("nobody-listens.sock")],
             scratch: scratch,
@@ -65,7 +65,7 @@ import Testing
         #expect(unreachable.stderr.contains("nobody-listens.sock"), "\(unreachable.stderr)")
 
         let daemon = try await DaemonProcess(scratch)
-        let thermostat = try startFeature("climate-thermostat", [], scratch: scratch)
+        let thermostat = try await startFeature("climate-thermostat", [], scratch: scratch)
         try await waitForWatches(2, scratch: scratch)  // the target and the sensors
         thermostat.signal(SIGTERM)
         #expect(try await thermostat.waitForExit() == 0)

@@ -28,7 +28,7 @@ import Testing
 
         // A watcher of 300 writes: the clients report counts its events, and one write in 64 is
         // timed from syncd's receiving it to its event's delivery.
-        let watcher = try ChildProcess(
+        let watcher = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", scratch.socket, "watch", "bench/"], scratch: scratch, name: "watcher")
         try await waitForWatches(1, scratch: scratch)
         let bench = try await syncctl(["bench", "put", "--connections", "1", "--pipeline", "1", "--count", "300"], scratch: scratch)
@@ -49,7 +49,7 @@ import Testing
         #expect(try Self.get("/elsewhere", port: port).status == 404)
         // .ci/run installs promtool; where it is missing this check is left out.
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
-            let check = try ChildProcess("/usr/bin/promtool", ["check", "metrics"], scratch: scratch, name: "promtool", stdin: body)
+            let check = try await ChildProcess("/usr/bin/promtool", ["check", "metrics"], scratch: scratch, name: "promtool", stdin: body)
             #expect(try await check.waitForExit() == 0, "promtool: \(check.stdout) \(check.stderr)")
         }
         try await daemon.stop()
@@ -58,7 +58,7 @@ import Testing
     @Test func topShowsWritesPerClientAndPrefix() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let writer = try ChildProcess(
+        let writer = try await ChildProcess(
             try Binaries.path("syncctl"),
             ["--socket", scratch.socket, "bench", "put", "--connections", "1", "--pipeline", "1", "--count", "2000", "--rate", "400"],
             scratch: scratch, name: "writer")

@@ -197,7 +197,7 @@ final class LossyFileSystem {
     /// Mounts the file system, holding what `backing` holds.
     func mount() async throws {
         let script = PythonEnvironment.root + "/Tests/PowerLoss/lossyfs.py"
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             python, [script, backing, mountpoint] + (writeback > 0 ? ["--writeback", "\(writeback)"] : []), scratch: scratch,
             name: "lossyfs")
         process = child

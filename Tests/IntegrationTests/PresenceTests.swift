@@ -9,9 +9,9 @@ import Testing
     @Test func aKilledProcessesEphemeralKeyDisappearsAndWatchersSeeTheDelete() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let watch = try startWatch(["presence/", "--count", "2"], scratch: scratch)
+        let watch = try await startWatch(["presence/", "--count", "2"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
-        let holder = try ChildProcess(
+        let holder = try await ChildProcess(
             try Binaries.path("syncctl"),
             ["--socket", scratch.socket, "put", "presence/kiosk-1", #""online""#, "--ephemeral", "--hold"],
             scratch: scratch,
@@ -34,7 +34,7 @@ import Testing
     @Test func ephemeralKeysOfADeadHolderDoNotOutliveARestartOfSyncd() async throws {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
-        let holder = try ChildProcess(
+        let holder = try await ChildProcess(
             try Binaries.path("syncctl"),
             ["--socket", scratch.socket, "put", "presence/a", "1", "--ephemeral", "--hold"],
             scratch: scratch,
@@ -60,17 +60,17 @@ import Testing
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
         let key = holderKind == "climate-sensor" ? "climate/online/porch" : "presence/door-lock"
-        let watch = try startWatch([key, "--count", "3"], scratch: scratch)
+        let watch = try await startWatch([key, "--count", "3"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
         let holder =
             holderKind == "climate-sensor"
-            ? try ChildProcess(
+            ? try await ChildProcess(
                 try Binaries.path("climate-sensor"),
                 ["--socket", scratch.socket, "--name", "porch", "--readings", "100000", "--interval-ms", "200"],
                 scratch: scratch,
                 name: "sensor"
             )
-            : try ChildProcess(
+            : try await ChildProcess(
                 try Binaries.path("syncctl"),
                 ["--socket", scratch.socket, "put", key, "true", "--ephemeral", "--hold"],
                 scratch: scratch,

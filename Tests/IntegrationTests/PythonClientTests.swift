@@ -14,7 +14,7 @@ import Testing
         // The checkout's code, whatever version of it the venv has installed.
         environment["PYTHONPATH"] = PythonEnvironment.client + "/src"
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        let pytest = try ChildProcess(
+        let pytest = try await ChildProcess(
             python,
             ["-m", "pytest", PythonEnvironment.client + "/tests", "-q", "-p", "no:cacheprovider"],
             scratch: scratch,
@@ -53,7 +53,7 @@ enum PythonEnvironment {
             try await run("/usr/bin/env", ["python3", "-m", "venv", venv], scratch: scratch, name: "venv")
         }
         let imports = "google.protobuf, pytest, pytest_timeout, jsonschema" + (modules.isEmpty ? "" : ", " + modules)
-        let probe = try ChildProcess(python, ["-c", "import " + imports], scratch: scratch, name: "probe")
+        let probe = try await ChildProcess(python, ["-c", "import " + imports], scratch: scratch, name: "probe")
         if try await probe.waitForExit() != 0 {
             try await run(
                 python,
@@ -98,7 +98,7 @@ enum PythonEnvironment {
     }
 
     private static func run(_ executable: String, _ arguments: [String], scratch: Scratch, name: String) async throws {
-        let child = try ChildProcess(executable, arguments, scratch: scratch, name: name)
+        let child = try await ChildProcess(executable, arguments, scratch: scratch, name: name)
         let status = try await child.waitForExit(timeout: .seconds(300))
         guard status == 0 else {
             let command = ([executable] + arguments).joined(separator: " ")

@@ -44,7 +44,7 @@ import Testing
     @Test func aRunningWatchReconnectsAndResumesAfterARestart() async throws {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
-        let watch = try startWatch(["--count", "3"], scratch: scratch)
+        let watch = try await startWatch(["--count", "3"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
         _ = try await syncctl(["put", "a", "1"], scratch: scratch)
         try await eventually("the first change") { watch.stdout.contains(#""revision":1"#) }
@@ -62,7 +62,7 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
 
-        let sameDatabase = try ChildProcess(
+        let sameDatabase = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.file("other.sock"), "--database", scratch.database],
             scratch: scratch,
@@ -71,7 +71,7 @@ import Testing
         #expect(try await sameDatabase.waitForExit() == 1)
         #expect(sameDatabase.stderr.contains("another syncd is using the database \(scratch.database)"))
 
-        let sameSocket = try ChildProcess(
+        let sameSocket = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.socket, "--database", scratch.file("other/state.sqlite")],
             scratch: scratch,
@@ -89,7 +89,7 @@ import Testing
         let scratch = try Scratch()
         let blocker = scratch.file("file")
         _ = FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.socket, "--database", blocker + "/state.sqlite"],
             scratch: scratch,

@@ -167,7 +167,7 @@ import Testing
     @Test func schemasAreDurableWatchableAndComeBackWithARestore() async throws {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
-        let watch = try startWatch(["--count", "2", "$schemas/"], scratch: scratch)
+        let watch = try await startWatch(["--count", "2", "$schemas/"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
         #expect(try await syncctl(["schema", "set", "lamp/", "-"], scratch: scratch, stdin: #"{"type":"boolean"}"#).status == 0)
         let backup = try await syncctl(["backup", scratch.file("backup.sqlite")], scratch: scratch)
@@ -180,7 +180,7 @@ import Testing
 
         // A backup whose schema syncd could not use is refused whole (edited behind syncd's back).
         try FileManager.default.copyItem(atPath: scratch.file("backup.sqlite"), toPath: scratch.file("bad.sqlite"))
-        let edit = try ChildProcess(
+        let edit = try await ChildProcess(
             "/usr/bin/env",
             [
                 "python3", "-c",

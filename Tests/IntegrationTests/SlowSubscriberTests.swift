@@ -87,8 +87,8 @@ import Testing
         let scratch = try Scratch()
         try #"{"limits":{"maxOutboundQueueBytes":65536}}"#.write(toFile: scratch.file("syncd.json"), atomically: true, encoding: .utf8)
         let daemon = try await DaemonProcess(scratch, extraArguments: ["--config", scratch.file("syncd.json"), "--log-level", "debug"])
-        let frozen = try startWatch(["load/"], scratch: scratch)
-        let healthy = try startWatch(["load/"], scratch: scratch)
+        let frozen = try await startWatch(["load/"], scratch: scratch)
+        let healthy = try await startWatch(["load/"], scratch: scratch)
         try await waitForWatches(2, scratch: scratch)
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
 
@@ -138,7 +138,7 @@ import Testing
                     time.sleep(0.002)
             ' "$0/seen" < "$0/fifo"
             """
-        let reader = try ChildProcess(
+        let reader = try await ChildProcess(
             "/bin/sh",
             ["-c", script, scratch.path, try Binaries.path("syncctl"), scratch.socket],
             scratch: scratch,
@@ -170,7 +170,7 @@ import Testing
     @Test func aSlowReducerStaysBoundedAndConverges() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let consumer = try ChildProcess(
+        let consumer = try await ChildProcess(
             try Binaries.path("feature-bench"),
             ["slow-consumer", "--socket", scratch.socket, "--prefix", "load/", "--state-file", scratch.file("state.json")],
             scratch: scratch,

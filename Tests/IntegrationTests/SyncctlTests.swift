@@ -114,7 +114,7 @@ import Testing
         #expect(try watchLines(recent.stdout).map(\.revision) == [4])
         #expect(try await syncctl(["history", "never"], scratch: scratch).status == 2)
 
-        let watch = try startWatch([], scratch: scratch)
+        let watch = try await startWatch([], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
         let clients = try await syncctl(["--json", "clients"], scratch: scratch)
         let list = try #require(try JSONSerialization.jsonObject(with: Data(clients.stdout.utf8)) as? [[String: Any]])
@@ -138,7 +138,7 @@ import Testing
         _ = try await syncctl(["put", "c", "3"], scratch: scratch)
         _ = try await syncctl(["delete", "b"], scratch: scratch)
 
-        let watch = try startWatch(["--count", "3"], scratch: scratch)
+        let watch = try await startWatch(["--count", "3"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
         let restore = try await syncctl(["--json", "restore", scratch.file("backup.sqlite")], scratch: scratch)
         #expect(restore.stdout == #"{"revision":6,"puts":2,"deletes":1}"# + "\n")
@@ -171,7 +171,7 @@ import Testing
     @Test func globalOptionsWorkAfterTheCommandToo() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncctl"),
             ["put", "k", "true", "--socket", scratch.socket, "--json"],
             scratch: scratch,

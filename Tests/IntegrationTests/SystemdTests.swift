@@ -23,7 +23,7 @@ import Testing
     }
 
     private func run(_ tool: String, _ arguments: [String], scratch: Scratch) async throws -> SyncctlResult {
-        let child = try ChildProcess(tool, arguments, scratch: scratch, name: URL(fileURLWithPath: tool).lastPathComponent)
+        let child = try await ChildProcess(tool, arguments, scratch: scratch, name: URL(fileURLWithPath: tool).lastPathComponent)
         let status = try await child.waitForExit(timeout: .seconds(60))
         return SyncctlResult(status: status, stdout: child.stdout, stderr: child.stderr)
     }
@@ -50,7 +50,7 @@ import Testing
 
     @Test func socketActivatedSyncdServesAClientThatConnectedBeforeItStarted() async throws {
         let scratch = try Scratch()
-        let activator = try ChildProcess(
+        let activator = try await ChildProcess(
             "/usr/bin/systemd-socket-activate",
             ["-l", scratch.socket, try Binaries.path("syncd"), "--database", scratch.database],
             scratch: scratch,
@@ -75,7 +75,7 @@ import Testing
         environment["NOTIFY_SOCKET"] = notify.path
         environment["WATCHDOG_USEC"] = "400000"
         let spawnedAt = ContinuousClock.now
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.socket, "--database", scratch.database, "--config", scratch.file("syncd.json")],
             scratch: scratch,
@@ -131,7 +131,7 @@ import Testing
         let notify = try NotifyListener(path: "@syncd-test-\(UUID().uuidString.prefix(8))")
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.path
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.socket, "--database", scratch.database],
             scratch: scratch,
@@ -148,7 +148,7 @@ import Testing
         let scratch = try Scratch()
         // systemd sets JOURNAL_STREAM to the device and inode of the stream it connected; the
         // test's stand-in for the journal is the file that receives syncd's standard error.
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             try Binaries.path("syncd"),
             ["--socket", scratch.socket, "--database", scratch.database],
             scratch: scratch,

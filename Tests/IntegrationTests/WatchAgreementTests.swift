@@ -10,8 +10,8 @@ import Testing
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch, extraArguments: ["--event-loops", "\(eventLoops)"])
         let writes = 200
-        let first = try startWatch(["sensor/", "--count", "\(writes)"], scratch: scratch)
-        let second = try startWatch(["--count", "\(writes)"], scratch: scratch)
+        let first = try await startWatch(["sensor/", "--count", "\(writes)"], scratch: scratch)
+        let second = try await startWatch(["--count", "\(writes)"], scratch: scratch)
         let writer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "writer"))
         var watches: UInt64 = 0
         for _ in 0..<500 where watches < 2 {
@@ -46,7 +46,7 @@ import Testing
     @Test func anEventLoopCountOutOfRangeIsRefusedByName() async throws {
         let scratch = try Scratch()
         for count in ["0", "257"] {
-            let child = try ChildProcess(
+            let child = try await ChildProcess(
                 try Binaries.path("syncd"), ["--socket", scratch.socket, "--database", scratch.database, "--event-loops", count],
                 scratch: scratch, name: "syncd")
             #expect(try await child.waitForExit() != 0)

@@ -26,7 +26,7 @@ import Testing
     @Test func historyAndWatchNameTheWriterAndItsCauseAcrossARestart() async throws {
         let scratch = try Scratch()
         var daemon = try await DaemonProcess(scratch)
-        let watch = try startWatch(["door/", "--count", "3"], scratch: scratch)
+        let watch = try await startWatch(["door/", "--count", "3"], scratch: scratch)
         try await waitForWatches(1, scratch: scratch)
 
         // A feature process (this test) and syncctl, each with a cause; then syncd itself, when
@@ -72,7 +72,7 @@ import Testing
         let daemon = try await DaemonProcess(scratch)
         _ = try await syncctl(["put", "door/cfg", #"{"mode":"auto","list":[1,2]}"#], scratch: scratch)
         // A watch from now asks syncd for each change's previous value, and diffs against it.
-        let watch = try ChildProcess(
+        let watch = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", scratch.socket, "watch", "door/", "--diff", "--count", "1"],
             scratch: scratch, name: "watch")
         try await waitForWatches(1, scratch: scratch)

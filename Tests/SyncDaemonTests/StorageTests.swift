@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SharedStateWire
+import Subprocess
 import Testing
 
 @testable import SyncDaemon
@@ -77,34 +78,17 @@ import Testing
     }
 
     /// What `python3`'s own SQLite says when it counts the change log's rows at `path`: the
-    /// count, or its error. The wait runs on a thread of its own: it blocks, and the cooperative
-    /// pool (a thread per core) serves every test running meanwhile.
+    /// count, or its error.
     private static func countChangesInAnotherProcess(_ path: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try runPythonCount(path) }) }.start()
-        }
-    }
-
-    private static func runPythonCount(_ path: String) throws -> String {
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = [
-            "python3", "-c",
-            """
+        let script = """
             import sqlite3, sys
             try:
                 print(sqlite3.connect(sys.argv[1], timeout=0).execute("SELECT count(*) FROM changes").fetchone()[0])
             except sqlite3.Error as error:
                 print(error)
-            """,
-            path,
-        ]
-        let output = Pipe()
-        python.standardOutput = output
-        try python.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        python.waitUntilExit()
-        return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            """
+        let result = try await Subprocess.run(.name("python3"), arguments: ["-c", script, path], output: .string(limit: 64 << 10))
+        return result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func backgroundCheckpointsRestartTheLogWithoutLosingCommits() async throws {

@@ -53,7 +53,7 @@ final class EtcdCluster {
         for attempt in 1...3 {
             let ports = try Self.reservePorts(2 * size)
             members = (0..<size).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
-            for index in members.indices { try start(index) }
+            for index in members.indices { try await start(index) }
             do {
                 try await waitUntilHealthy()
                 return
@@ -75,10 +75,10 @@ final class EtcdCluster {
     }
 
     /// Starts member `index` again (with the data it had), after ``kill(_:)`` or ``stop(_:)``.
-    func start(_ index: Int) throws {
+    func start(_ index: Int) async throws {
         let member = members[index]
         let initialCluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
-        processes[index] = try ChildProcess(
+        processes[index] = try await ChildProcess(
             Self.binary,
             [
                 "--name", member.name, "--data-dir", dataDirectory + "/" + member.name,
@@ -153,7 +153,7 @@ final class EtcdCluster {
     func etcdctl(_ arguments: [String]) async throws -> SyncctlResult {
         var environment = ProcessInfo.processInfo.environment
         environment["ETCDCTL_API"] = "3"
-        let child = try ChildProcess(
+        let child = try await ChildProcess(
             "/usr/bin/etcdctl", ["--dial-timeout", "1s", "--command-timeout", "2s"] + arguments, scratch: scratch,
             name: "etcdctl", environment: environment)
         let status = try await child.waitForExit()

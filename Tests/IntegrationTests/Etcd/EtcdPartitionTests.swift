@@ -10,7 +10,7 @@ import Testing
 /// nothing is refused, so syncd must notice by itself.
 @Suite(
     .enabled(if: EtcdCluster.isEnabled, "SHAREDSTATE_ETCD_TESTS=1 runs the etcd suites (.ci/run does)"),
-    .enabled(if: NetworkNamespace.isAvailable, "needs root, iproute2 and the right to make a network namespace"),
+    .enabled("needs root, iproute2 and the right to make a network namespace") { await NetworkNamespace.isAvailable() },
     .timeLimit(.minutes(4))
 )
 struct EtcdPartitionTests {
@@ -20,7 +20,7 @@ struct EtcdPartitionTests {
     /// lease expires. Once the link is back: A catches up by itself, its watcher gets every
     /// revision it missed in order, and A's process has its presence back.
     @Test func aPartitionedHostServesReadsRefusesWritesAndCatchesUpWhenHealed() async throws {
-        let namespace = try NetworkNamespace()
+        let namespace = try await NetworkNamespace()
         let cluster = try await EtcdCluster(scratch: try Scratch(), alsoListeningOn: namespace.outsideAddress)
         let (a, b) = (try Scratch(), try Scratch())
         let backend = ["--backend", "etcd", "--etcd-prefix", "/test/", "--etcd-lease-ttl", "2"]
@@ -30,16 +30,16 @@ struct EtcdPartitionTests {
         let hostB = try await DaemonProcess(b, extraArguments: backend + ["--etcd-endpoints", cluster.endpoints])
 
         #expect(try await syncctl(["put", "zone/0", "0"], scratch: b).status == 0)
-        let watchA = try startWatch(["zone/", "--snapshot"], scratch: a)
+        let watchA = try await startWatch(["zone/", "--snapshot"], scratch: a)
         try await waitForWatches(1, scratch: a)
-        let presence = try startWatch(["presence/"], scratch: b)
+        let presence = try await startWatch(["presence/"], scratch: b)
         try await waitForWatches(1, scratch: b)
-        let holder = try ChildProcess(
+        let holder = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/kiosk-a", "true", "--ephemeral", "--hold"],
             scratch: a, name: "holder")
         try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
 
-        try namespace.partition()
+        try await namespace.partition()
         let cut = ContinuousClock.now
         // A write on A fails, and says why. syncd does not keep it to apply later; but its request
         // may already sit in the kernel's queue for the link, and reach etcd once the link is
@@ -62,7 +62,7 @@ struct EtcdPartitionTests {
         }
         try await eventually("A's presence gone on host B") { presence.stdout.contains(#""type":"delete""#) }
 
-        try namespace.heal()
+        try await namespace.heal()
         let healed = ContinuousClock.now
         try await eventuallyAsync("host A caught up") {
             try await syncctl(["--json", "status"], scratch: a).stdout.contains(#""caughtUp":true"#)
@@ -90,5 +90,6 @@ struct EtcdPartitionTests {
         }
         try await hostA.stop()
         try await hostB.stop()
+        await namespace.remove()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -14,14 +15,19 @@ import Foundation
 final class NetworkNamespace {
     /// Whether namespaces can be made here: root, `ip`, and the right to make one (a container
     /// may not have it); tried once.
-    static let isAvailable: Bool = {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: ip) else { return false }
-        let probe = "ss-probe-\(getpid())"
-        guard (try? run(["netns", "add", probe])) != nil else { return false }
-        try? run(["netns", "del", probe])
-        return true
-    }()
+    static func isAvailable() async -> Bool {
+        if let known = availability.withLock({ $0 }) { return known }
+        var available = false
+        if getuid() == 0, FileManager.default.isExecutableFile(atPath: ip) {
+            let probe = "ss-probe-\(getpid())"
+            available = (try? await run(["netns", "add", probe])) != nil
+            if available { try? await run(["netns", "del", probe]) }
+        }
+        availability.withLock { $0 = available }
+        return available
+    }
 
+    private static let availability = Mutex<Bool?>(nil)
     private static let ip = "/usr/sbin/ip"
 
     let name: String
@@ -31,8 +37,9 @@ final class NetworkNamespace {
     let outsideAddress: String
     /// The address of the inside of the link.
     let insideAddress: String
+    private var isRemoved = false
 
-    init() throws {
+    init() async throws {
         let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 16)
         name = "ss-\(tag)"
         link = "ssv\(tag)"
@@ -40,17 +47,17 @@ final class NetworkNamespace {
         let (x, y) = (Int.random(in: 200...250), Int.random(in: 0...63) * 4)
         outsideAddress = "10.\(x).\(y).1"
         insideAddress = "10.\(x).\(y).2"
-        try Self.run(["netns", "add", name])
+        try await Self.run(["netns", "add", name])
         do {
-            try Self.run(["link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name])
-            try Self.run(["addr", "add", "\(outsideAddress)/30", "dev", link])
-            try Self.run(["link", "set", link, "up"])
-            try Self.run(["netns", "exec", name, Self.ip, "addr", "add", "\(insideAddress)/30", "dev", "eth0"])
-            try Self.run(["netns", "exec", name, Self.ip, "link", "set", "eth0", "up"])
-            try Self.run(["netns", "exec", name, Self.ip, "link", "set", "lo", "up"])
+            try await Self.run(["link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name])
+            try await Self.run(["addr", "add", "\(outsideAddress)/30", "dev", link])
+            try await Self.run(["link", "set", link, "up"])
+            try await Self.run(["netns", "exec", name, Self.ip, "addr", "add", "\(insideAddress)/30", "dev", "eth0"])
+            try await Self.run(["netns", "exec", name, Self.ip, "link", "set", "eth0", "up"])
+            try await Self.run(["netns", "exec", name, Self.ip, "link", "set", "lo", "up"])
         } catch {
-            try? Self.run(["link", "del", link])
-            try? Self.run(["netns", "del", name])
+            try? await Self.run(["link", "del", link])
+            try? await Self.run(["netns", "del", name])
             throw error
         }
     }
@@ -59,27 +66,32 @@ final class NetworkNamespace {
     var launcher: [String] { [Self.ip, "netns", "exec", name] }
 
     /// Cuts the link: from now on the namespace's packets are dropped.
-    func partition() throws { try Self.run(["link", "set", link, "down"]) }
+    func partition() async throws { try await Self.run(["link", "set", link, "down"]) }
 
     /// Restores the link.
-    func heal() throws { try Self.run(["link", "set", link, "up"]) }
+    func heal() async throws { try await Self.run(["link", "set", link, "up"]) }
 
-    deinit {
-        try? Self.run(["link", "del", link])
-        try? Self.run(["netns", "del", name])
+    /// Removes the link and the namespace.
+    func remove() async {
+        guard !isRemoved else { return }
+        isRemoved = true
+        try? await Self.run(["link", "del", link])
+        try? await Self.run(["netns", "del", name])
     }
 
-    private static func run(_ arguments: [String]) throws {
-        let errors = "/tmp/ssi-ip-\(UUID().uuidString.prefix(8)).err"
-        defer { try? FileManager.default.removeItem(atPath: errors) }
-        let pid = try Spawn.start(
-            ip, arguments, environment: ProcessInfo.processInfo.environment, stdin: nil, stdoutPath: "/dev/null", stderrPath: errors)
-        guard let status = Spawn.waitForExit(of: pid, timeout: .seconds(20)) else {
-            throw TestFailure("ip \(arguments.joined(separator: " ")) did not finish within 20 s")
+    deinit {
+        // A test that ended early (a failure thrown) did not remove it: done in the background.
+        guard !isRemoved else { return }
+        Task.detached { [link, name] in
+            try? await NetworkNamespace.run(["link", "del", link])
+            try? await NetworkNamespace.run(["netns", "del", name])
         }
-        guard status == 0 else {
-            let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            throw TestFailure("ip \(arguments.joined(separator: " ")) failed: \(message)")
+    }
+
+    private static func run(_ arguments: [String]) async throws {
+        let result = try await Command.run(ip, arguments, timeout: .seconds(20))
+        guard result.status == 0 else {
+            throw TestFailure("ip \(arguments.joined(separator: " ")) failed: \(result.errors)")
         }
     }
 }

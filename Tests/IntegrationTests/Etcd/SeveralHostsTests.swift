@@ -48,7 +48,7 @@ struct SeveralHostsTests {
         let (_, a, b) = try await twoHosts()
         let (hostA, hostB) = (a.daemon, b.daemon)
 
-        let watch = try startWatch(["door/", "--count", "60"], scratch: b.scratch)
+        let watch = try await startWatch(["door/", "--count", "60"], scratch: b.scratch)
         try await waitForWatches(1, scratch: b.scratch)
         for index in 0..<60 {
             let put = try await syncctl(["put", "door/\(index % 7)", "\(index)"], scratch: a.scratch)
@@ -69,8 +69,8 @@ struct SeveralHostsTests {
         }
         #expect(try await syncctl(["get", "--consistent", "door/none"], scratch: b.scratch).status == 2)
 
-        let thermostat = try startFeature("climate-thermostat", ["--band", "0.5"], scratch: b.scratch)
-        let sensor = try startFeature(
+        let thermostat = try await startFeature("climate-thermostat", ["--band", "0.5"], scratch: b.scratch)
+        let sensor = try await startFeature(
             "climate-sensor", ["--name", "kitchen", "--base-celsius", "18", "--interval-ms", "5", "--readings", "40"], scratch: a.scratch)
         #expect(try await sensor.waitForExit(timeout: .seconds(60)) == 0)
         let reading = try #require(try await jsonObject("climate/sensors/kitchen", scratch: b.scratch))
@@ -153,14 +153,14 @@ struct SeveralHostsTests {
     @Test func presenceOfAKilledHostEndsWithinTheLeaseTTL() async throws {
         let (_, a, b) = try await twoHosts()
         let (hostA, hostB) = (a.daemon, b.daemon)
-        let watch = try startWatch(["presence/", "--count", "4"], scratch: b.scratch)
+        let watch = try await startWatch(["presence/", "--count", "4"], scratch: b.scratch)
         try await waitForWatches(1, scratch: b.scratch)
-        let holder = try ChildProcess(
+        let holder = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/kiosk-a", "true", "--ephemeral", "--hold"],
             scratch: a.scratch, name: "holder")
         try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
         // A process that ends on a live host loses its key at once: its lease is revoked.
-        let brief = try ChildProcess(
+        let brief = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", b.socket, "put", "presence/kiosk-b", "true", "--ephemeral", "--hold"],
             scratch: b.scratch, name: "brief")
         try await eventually("the second holder's put") { brief.stdout.contains("OK revision") }
@@ -194,9 +194,9 @@ struct SeveralHostsTests {
         // A TTL longer than the test waits: only the revocation can free the key in time.
         var hostA = try await host(a, on: cluster, leaseTTL: 30)
         let hostB = try await host(b, on: cluster)
-        let watch = try startWatch(["presence/", "--count", "5"], scratch: b)
+        let watch = try await startWatch(["presence/", "--count", "5"], scratch: b)
         try await waitForWatches(1, scratch: b)
-        let holder = try ChildProcess(
+        let holder = try await ChildProcess(
             try Binaries.path("syncctl"), ["--socket", a.socket, "put", "presence/door-lock", "true", "--ephemeral", "--hold"],
             scratch: a, name: "holder")
         try await eventually("the holder's put") { holder.stdout.contains("OK revision") }
@@ -230,8 +230,8 @@ struct SeveralHostsTests {
         let (cluster, a, b) = try await twoHosts()
         let (hostA, hostB) = (a.daemon, b.daemon)
         _ = try await syncctl(["put", "menu/soup", #""tomato""#], scratch: a.scratch)
-        let watchA = try startWatch(["menu/", "--snapshot"], scratch: a.scratch)
-        let watchB = try startWatch(["menu/", "--snapshot"], scratch: b.scratch)
+        let watchA = try await startWatch(["menu/", "--snapshot"], scratch: a.scratch)
+        let watchB = try await startWatch(["menu/", "--snapshot"], scratch: b.scratch)
         try await waitForWatches(1, scratch: a.scratch)
         try await waitForWatches(1, scratch: b.scratch)
 
@@ -248,7 +248,7 @@ struct SeveralHostsTests {
         }
         try await Task.sleep(for: .seconds(2))
 
-        for index in cluster.members.indices { try cluster.start(index) }
+        for index in cluster.members.indices { try await cluster.start(index) }
         try await cluster.waitUntilHealthy()
         try await eventuallyAsync("a write through host A") {
             try await syncctl(["put", "menu/soup", #""leek""#], scratch: a.scratch).status == 0
@@ -348,7 +348,7 @@ struct SeveralHostsTests {
         let a = try Scratch()
         let hostA = try await host(a, on: cluster)
         func put(_ count: Int, keys: Int) async throws {
-            let bench = try ChildProcess(
+            let bench = try await ChildProcess(
                 try Binaries.path("syncctl"),
                 [
                     "--socket", a.socket, "bench", "put", "--connections", "16", "--pipeline", "1", "--count", "\(count)", "--keys",

@@ -77,10 +77,11 @@ struct BenchFanoutCommand: AsyncParsableCommand {
             }
             await other.close()
         }
-        let children = try (0..<subscribers).map { index in
-            try startSubscriber(after: startRevision, report: "\(directory)/subscriber-\(index)")
+        var children: [BenchChild] = []
+        defer { for child in children { child.kill() } }
+        for index in 0..<subscribers {
+            children.append(try await startSubscriber(after: startRevision, report: "\(directory)/subscriber-\(index)"))
         }
-        defer { for child in children where child.isRunning { kill(child.processIdentifier, SIGKILL) } }
 
         // Every subscriber is watching once it has seen bench/go.
         _ = try await CommandFailure.exitOnError { try await connections[0].put("bench/go", json: "true") }
@@ -92,7 +93,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         try await write(using: connections, started: started)
         let writesFinishedAt = MonotonicClock.nanoseconds
         try await waitFor("every subscriber to receive every write", children: children) {
-            children.allSatisfy { !$0.isRunning }
+            children.allSatisfy { $0.status != nil }
         }
 
         var merged = BenchSubscriberCommand.Report()
@@ -101,7 +102,8 @@ struct BenchFanoutCommand: AsyncParsableCommand {
             guard let data = FileManager.default.contents(atPath: "\(directory)/subscriber-\(index)"),
                 let report = try? JSONDecoder().decode(BenchSubscriberCommand.Report.self, from: data)
             else {
-                CommandFailure.fail("subscriber \(index) exited with status \(children[index].terminationStatus) and no report", code: 1)
+                CommandFailure.fail(
+                    "subscriber \(index) exited with status \(children[index].status.map(String.init) ?? "?") and no report", code: 1)
             }
             merged.delivered += report.delivered
             merged.duplicated += report.duplicated
@@ -137,15 +139,11 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         }
     }
 
-    private func startSubscriber(after revision: UInt64, report: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL
+    private func startSubscriber(after revision: UInt64, report: String) async throws -> BenchChild {
         var arguments = ["bench", "subscriber", "--after", "\(revision)", "--count", "\(count)", "--report", report]
         if let socket = subscriberSocket ?? options.socket { arguments = ["--socket", socket] + arguments }
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return process
+        let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
+        return try await BenchChild.start(executable, arguments)
     }
 
     /// `count` writes from every connection, `pipeline` in flight on each, paced when `rate` is set.
@@ -177,11 +175,11 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     }
 
     /// Polls `condition`; fails when a subscriber died or nothing changed for 60 s.
-    private func waitFor(_ what: String, children: [Process], _ condition: () -> Bool) async throws {
+    private func waitFor(_ what: String, children: [BenchChild], _ condition: () -> Bool) async throws {
         let deadline = MonotonicClock.nanoseconds + 60_000_000_000
         while !condition() {
-            if let dead = children.first(where: { !$0.isRunning && $0.terminationStatus != 0 }) {
-                CommandFailure.fail("a subscriber exited with status \(dead.terminationStatus) while waiting for \(what)", code: 1)
+            if let dead = children.first(where: { ($0.status ?? 0) != 0 }), let status = dead.status {
+                CommandFailure.fail("a subscriber exited with status \(status) while waiting for \(what)", code: 1)
             }
             if MonotonicClock.nanoseconds > deadline {
                 CommandFailure.fail("timed out after 60 s waiting for \(what): changes were lost", code: 1)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOCore
+import Subprocess
 import SyncClient
 
 struct InspectCommand: AsyncParsableCommand {
@@ -51,16 +52,14 @@ struct InspectCommand: AsyncParsableCommand {
         await feed.run()
     }
 
+    /// Opens `url` with `xdg-open`, in the background: the inspector serves meanwhile.
     private static func openInBrowser(_ url: String) {
-        let opener = Process()
-        opener.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        opener.arguments = ["xdg-open", url]
-        opener.standardOutput = FileHandle.nullDevice
-        opener.standardError = FileHandle.nullDevice
-        do {
-            try opener.run()
-        } catch {
-            FileHandle.standardError.write(Data("syncctl: cannot run xdg-open (\(error)); open the URL above yourself\n".utf8))
+        Task.detached {
+            do {
+                _ = try await Subprocess.run(.name("xdg-open"), arguments: [url], output: .discarded, error: .discarded)
+            } catch {
+                FileHandle.standardError.write(Data("syncctl: cannot run xdg-open (\(error)); open the URL above yourself\n".utf8))
+            }
         }
     }
 }
