@@ -329,3 +329,25 @@ let package = Package(
         ),
     ]
 )
+
+// The allocation benchmarks (Benchmarks/allocations, issue 58), run by ordo-one's package-benchmark,
+// join the package only when SHAREDSTATE_ALLOCATION_BENCHMARKS is set (scripts/allocations.sh sets
+// it): they measure the engine through its package-level API, which a package of their own could
+// not reach, and the everyday build does not pay for the harness.
+if Context.environment["SHAREDSTATE_ALLOCATION_BENCHMARKS"] != nil {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "allocations",
+            dependencies: [
+                "SharedStateWire", "SyncEngine", "SyncSQLite", "SyncServer", "SharedState", "FeatureStore",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/allocations",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ))
+}
