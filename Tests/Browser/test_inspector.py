@@ -82,6 +82,8 @@ def test_time_travel_shows_an_older_value_and_says_when_a_revision_was_compacted
         page.click("#tab-travel")
     page.fill("#travel-revision", str(first))
     page.click("#travel-go")
+    # The page shows the current state as it opens: wait for the revision asked for.
+    page.wait_for_selector(f"#travel-message:has-text('State at revision {first} ')", timeout=5_000)
     entry = page.wait_for_selector(".travel-entry[data-key='lights/hall']", timeout=5_000)
     assert "false" in entry.inner_text()
     assert page.query_selector(".travel-entry[data-key='lights/kitchen']") is None

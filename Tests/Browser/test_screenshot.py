@@ -60,6 +60,7 @@ def test_a_screenshot_of_a_small_home(daemon: Daemon, inspector: Inspector, page
         page.wait_for_selector(f"#detail-revision:has-text('{revision}')", timeout=5_000)
         page.fill("#travel-revision", str(revision - 1))
         page.click("#travel-go")
+        page.wait_for_selector(f"#travel-message:has-text('State at revision {revision - 1} ')", timeout=5_000)
         page.wait_for_selector(".travel-entry[data-key='climate/living']", timeout=5_000)
         target = Path(os.environ.get("INSPECTOR_SCREENSHOT") or scratch / "inspector.png")
         page.screenshot(path=str(target))
