@@ -52,6 +52,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         // Its FilePath and FileDescriptor, which Subprocess's API takes.
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        // `swift package generate-documentation`: the DocC catalogs of SharedState, FeatureStore and
+        // SyncClient (scripts/docs.sh). A command plugin: built only when documentation is made.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The wire protocol: generated messages, framing, the hand-written codecs, the rules for

@@ -1,46 +1,8 @@
 import SharedState
 import Testing
 
-// The feature and test of the README's "Writing a feature process", kept word for word so the
-// guide stays true.
-
-extension SharedKey where Value == Int {
-    static let visitors = SharedKey("lobby/visitors", default: 0)
-}
-
-struct Lobby: Reducer, Sendable {
-    struct State: Equatable, Sendable {
-        var visitors = 0
-        var problem: String?
-    }
-
-    @CasePathable
-    enum Action: Equatable, Sendable {
-        case start
-        case visitorsChanged(Result<Int, SharedStateError>)
-        case doorOpened
-    }
-
-    enum CancelID { case visitors }
-    @Dependency(\.sharedState) var sharedState
-
-    func reduce(into state: inout State, action: Action) -> Effect<Action> {
-        switch action {
-        case .start:
-            // The current value, then every change, from any process.
-            return .observe(.visitors) { .visitorsChanged($0) }.cancellable(id: CancelID.visitors)
-        case .visitorsChanged(.success(let count)):
-            state.visitors = count
-            return .none
-        case .visitorsChanged(.failure(let error)):
-            // A value that no longer decodes as Int (schema drift) arrives here, never as a crash.
-            state.problem = error.message
-            return .none
-        case .doorOpened:
-            return .run { _ in try await sharedState.update(.visitors) { $0 += 1 } }  // CAS, retried
-        }
-    }
-}
+// More of the guide's features and their tests; the "Getting started" feature and its test are in
+// GettingStarted/, in regions the documentation's snippets are checked against.
 
 // The README's process, compiled and never run (its `main` would take over the test process).
 enum LobbyProcess {
@@ -50,21 +12,6 @@ enum LobbyProcess {
 }
 
 @Suite struct ReadmeGuideTests {
-    @MainActor @Test func countsVisitors() async throws {
-        let sharedState = InMemorySharedState(["lobby/visitors": "2"])
-        let store = TestStore(initialState: Lobby.State()) {
-            Lobby()
-        } withDependencies: {
-            $0.sharedState = sharedState
-        }
-        await store.send(.start)
-        await store.receive(\.visitorsChanged) { $0.visitors = 2 }
-        await store.send(.doorOpened)
-        await store.receive(\.visitorsChanged) { $0.visitors = 3 }  // written, then watched back
-        await store.skipInFlightEffects()  // the watch runs until cancelled
-        await store.finish()
-    }
-
     @MainActor @Test func schemaDriftReachesTheReducerAsAFailure() async throws {
         let sharedState = InMemorySharedState(["lobby/visitors": #""many""#])
         let store = TestStore(initialState: Lobby.State()) {

@@ -56,7 +56,7 @@ extension SharedStateBackend {
     /// ```
     ///
     /// - Throws: `invalidArgument` for a malformed key or more keys than a transaction may hold
-    ///   operations (``Limits/maxTransactionOperations``), `permissionDenied` when this client may
+    ///   operations (`Limits/maxTransactionOperations`), `permissionDenied` when this client may
     ///   not read one of them.
     public nonisolated(nonsending) func exists(_ keys: [String]) async throws(SharedStateError) -> ExistsResult {
         try await perform(ExistsRead(keys: keys))

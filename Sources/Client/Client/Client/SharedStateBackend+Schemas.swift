@@ -1,7 +1,7 @@
 import Foundation
 
 /// The schema syncd holds for a key prefix: a JSON Schema document every value written under the
-/// prefix must satisfy (see ``SchemaKeys``).
+/// prefix must satisfy (see `SchemaKeys`).
 public struct PrefixSchema: Sendable, Hashable {
     /// The prefix it governs: every key that starts with it, unless a longer prefix has a schema.
     public var prefix: String
@@ -56,11 +56,14 @@ extension SharedStateBackend {
     /// Sets the schema of `prefix` to `document`, a JSON Schema document in the vocabulary syncd
     /// checks (see docs/PROTOCOL.md, "Schemas").
     ///
-    /// - Parameter ifVersion: Set it only if the schema is at this version; 0 means only if the
-    ///   prefix has none.
+    /// - Parameters:
+    ///   - ifVersion: Set it only if the schema is at this version; 0 means only if the
+    ///     prefix has none.
+    ///   - prefix: The key prefix the schema governs (`climate/`).
+    ///   - document: The schema, a JSON document.
     /// - Throws: `invalidArgument` naming the keyword at fault when `document` is not such a schema;
     ///   `schemaViolation` when values already written under `prefix` break it, with up to 20 of
-    ///   them in ``SharedStateError/violations``; `permissionDenied` when the access policy does
+    ///   them in `SharedStateError/violations`; `permissionDenied` when the access policy does
     ///   not let this process write `$schemas/PREFIX`.
     @discardableResult
     public nonisolated(nonsending) func setSchema(

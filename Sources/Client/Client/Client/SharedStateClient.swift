@@ -39,15 +39,15 @@ public final class SharedStateClient: Sendable {
         /// The longest wait between two reconnection attempts (the first is 50 ms, then doubling).
         public var maxReconnectDelay: Duration = .seconds(2)
         /// The cause of a write that names none, asked for at each write: the store runtime's
-        /// ``FeatureHost`` answers with the feature and the action whose effect is writing.
+        /// `FeatureHost` answers with the feature and the action whose effect is writing.
         public var causeOfWrites: (@Sendable () -> String?)?
         /// Where the client says, at info level, what it does on its own: losing the
         /// connection, reconnecting, putting presence back. nil (the default): nowhere.
-        /// ``FeatureHost`` gives its own.
+        /// `FeatureHost` gives its own.
         public var logger: Logger?
 
         /// A configuration for `socketPath`, or the default socket (see
-        /// ``DefaultLocations/clientSocketPath(environment:)``).
+        /// `DefaultLocations/clientSocketPath(environment:)`).
         public init(socketPath: String? = nil, clientName: String = ProcessInfo.processInfo.processName) {
             self.socketPath = socketPath ?? DefaultLocations.clientSocketPath(environment: ProcessInfo.processInfo.environment)
             self.clientName = clientName
@@ -101,7 +101,7 @@ public final class SharedStateClient: Sendable {
 
     /// Connects to syncd and completes the handshake.
     ///
-    /// - Throws: ``SharedStateError`` `unavailable` naming the socket when syncd cannot be reached,
+    /// - Throws: `SharedStateError` `unavailable` naming the socket when syncd cannot be reached,
     ///   `protocolViolation` when it refuses the handshake.
     public static func connect(_ configuration: Configuration = Configuration()) async throws(SharedStateError) -> SharedStateClient {
         SharedStateClient(configuration: configuration, connection: try await Connection.open(configuration))
@@ -151,8 +151,10 @@ public final class SharedStateClient: Sendable {
 
     /// The entry of `key`.
     ///
-    /// - Parameter consistent: Read through to the backend rather than syncd's copy: with syncd
-    ///   on etcd, a linearizable read that sees every write any host had acknowledged before it.
+    /// - Parameters:
+    ///   - consistent: Read through to the backend rather than syncd's copy: with syncd
+    ///     on etcd, a linearizable read that sees every write any host had acknowledged before it.
+    ///   - key: The key to read.
     /// - Throws: `notFound` when the key does not exist, `invalidArgument` for a malformed key.
     public nonisolated(nonsending) func get(_ key: String, consistent: Bool) async throws(SharedStateError) -> Entry {
         try KeyRules.validateKey(key, limits: limits)
@@ -173,6 +175,8 @@ public final class SharedStateClient: Sendable {
     ///     exist". Without it the write always happens.
     ///   - ephemeral: Bind the key to this connection: syncd deletes it, as an ordinary change,
     ///     when the connection closes or this process dies. Use it for presence.
+    ///   - key: The key to write.
+    ///   - value: Its new value: one JSON document, as UTF-8 bytes.
     /// - Throws: `conflict` when `ifVersion` does not match, `invalidArgument` or `tooLarge` for a
     ///   bad key or value, `unavailable` when syncd is gone.
     @discardableResult
@@ -190,8 +194,13 @@ public final class SharedStateClient: Sendable {
 
     /// Sets `key` to `value`, saying why; see ``put(_:value:ifVersion:ephemeral:)``.
     ///
-    /// - Parameter cause: Why, in the writer's words (`"door-lock: requestApplied(r7)"`): kept
-    ///   with the revision and shown by `syncctl history` and `watch`. At most 256 bytes.
+    /// - Parameters:
+    ///   - cause: Why, in the writer's words (`"door-lock: requestApplied(r7)"`): kept
+    ///     with the revision and shown by `syncctl history` and `watch`. At most 256 bytes.
+    ///   - key: The key to write.
+    ///   - value: Its new value: one JSON document, as UTF-8 bytes.
+    ///   - ifVersion: Write only if the key is at this version; 0 means "only if it does not exist".
+    ///   - ephemeral: Bind the key to this connection: syncd deletes it when the connection closes.
     @discardableResult
     public nonisolated(nonsending) func put(
         _ key: String,
@@ -251,7 +260,9 @@ public final class SharedStateClient: Sendable {
 
     /// The entries whose keys start with `prefix`, in key order.
     ///
-    /// - Parameter limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
+    /// - Parameters:
+    ///   - limit: At most this many entries; ``ListResult/isTruncated`` tells if more exist.
+    ///   - prefix: The prefix the keys start with; empty for every key.
     public nonisolated(nonsending) func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try await list(prefix: prefix, startingAt: "", limit: limit)
     }
@@ -365,7 +376,9 @@ public final class SharedStateClient: Sendable {
 
     /// The changes of `key` still in the change log, oldest first.
     ///
-    /// - Parameter limit: Only the most recent `limit` changes.
+    /// - Parameters:
+    ///   - limit: Only the most recent `limit` changes.
+    ///   - key: The key whose changes to read.
     public nonisolated(nonsending) func history(of key: String, limit: Int? = nil) async throws(SharedStateError) -> KeyHistory {
         try KeyRules.validateKey(key, limits: limits)
         if let limit, limit < 1 {
@@ -469,10 +482,10 @@ public final class SharedStateClient: Sendable {
     /// Watches the keys under `prefixes`, starting where `start` says.
     ///
     /// With `previousValues`, every change of a ``WatchBatch/Kind-swift.struct/changes`` batch
-    /// carries the key's entry before it in ``Change/previous`` (like etcd's `prev_kv`), so a
-    /// consumer can diff each change (``Change/diff()``) without keeping what it saw. syncd finds
+    /// carries the key's entry before it in `Change/previous` (like etcd's `prev_kv`), so a
+    /// consumer can diff each change (`Change/diff()`) without keeping what it saw. syncd finds
     /// them for replayed revisions too, except where the entry before is older than the change
-    /// log holds (``Change/Previous/unknown``). Changes folded for a slow consumer keep the entry
+    /// log holds (`Change/Previous/unknown`). Changes folded for a slow consumer keep the entry
     /// before the first of them; a resync from syncd has none.
     public func watch(prefixes: [String], start: WatchStart, previousValues: Bool = false) -> WatchStream {
         do throws(SharedStateError) {

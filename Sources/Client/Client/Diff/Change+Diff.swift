@@ -2,8 +2,8 @@ import Foundation
 import SharedStateWire
 
 extension Change {
-    /// What this change did inside the key's JSON value: the diff from ``previous`` to the value
-    /// it left (none for a delete). Nil when the value before is ``Previous/unknown``; ask a
+    /// What this change did inside the key's JSON value: the diff from `previous` to the value
+    /// it left (none for a delete). Nil when the value before is `Previous/unknown`; ask a
     /// watch for previous values to know it (``SharedStateClient/watch(prefixes:start:previousValues:)``).
     ///
     /// ```swift

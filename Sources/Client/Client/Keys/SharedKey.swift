@@ -32,7 +32,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
 
     /// The JSON document for `value`.
     ///
-    /// - Throws: ``SharedStateError`` `invalidArgument` when the value cannot be encoded.
+    /// - Throws: `SharedStateError` `invalidArgument` when the value cannot be encoded.
     public func encode(_ value: Value) throws(SharedStateError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -45,7 +45,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
 
     /// The value a JSON document holds.
     ///
-    /// - Throws: ``SharedStateError`` `invalidArgument` when the stored JSON is not a `Value` (for
+    /// - Throws: `SharedStateError` `invalidArgument` when the stored JSON is not a `Value` (for
     ///   example after the type changed shape), naming where inside the value and why
     ///   (`the value of key "fan/hall" is not a Fan: /on: expected Bool, found a string`). The
     ///   failure is logged at warning too (label `sharedstate.decoding`), since the writer is not
@@ -57,7 +57,7 @@ public struct SharedKey<Value: Codable & Sendable>: Sendable {
     /// The value a JSON document stored under the key `name` holds, for keys found under a
     /// prefix.
     ///
-    /// - Throws: ``SharedStateError`` `invalidArgument` when the JSON is not a `Value`.
+    /// - Throws: `SharedStateError` `invalidArgument` when the JSON is not a `Value`.
     public static func decode(_ data: Data, named name: String) throws(SharedStateError) -> Value {
         if let value = InPlaceJSONDecoder.decode(Value.self, from: data) { return value }
         do {

@@ -27,7 +27,10 @@ extension SharedStateBackend {
     /// let count = try await client.update(.counter) { $0 += 1 }
     /// ```
     ///
-    /// - Parameter maxAttempts: How many times to try before giving up with `conflict`.
+    /// - Parameters:
+    ///   - maxAttempts: How many times to try before giving up with `conflict`.
+    ///   - key: The typed key to change.
+    ///   - body: Changes the current value (the key's default when it does not exist); called again on each retry.
     /// - Returns: The value written.
     @discardableResult
     public nonisolated(nonsending) func update<Value>(

@@ -17,7 +17,7 @@ extension Effect {
     ///     return .cancel(id: CancelID.target)
     /// ```
     ///
-    /// The watch is read on the main actor, where the reducer runs. Under ``MainEventLoop``
+    /// The watch is read on the main actor, where the reducer runs. Under `MainEventLoop`
     /// (``FeatureHost/main(initialState:reducer:start:stop:exitWhenIdle:)``) the main actor runs
     /// on the thread that reads syncd's socket, and a change is sent to the store inside the read
     /// that brought it; otherwise it goes from the connection's event loop to the main actor with
@@ -53,10 +53,18 @@ extension Effect {
     /// Watches the keys under `prefix` and sends an action with each batch of changes: a
     /// snapshot first, then the changes of each revision (see ``SharedItems``).
     ///
-    /// - Parameter handler: Turns the end of the watch (`unavailable` once the client closes,
-    ///   `permissionDenied`) into an action; without it, that is reported as an issue.
+    /// - Parameters:
+    ///   - handler: Turns the end of the watch (`unavailable` once the client closes,
+    ///     `permissionDenied`) into an action; without it, that is reported as an issue.
+    ///   - prefix: The prefix the watched keys start with.
+    ///   - type: The type each value decodes as.
+    ///   - toAction: Turns each batch (the snapshot, then each revision's changes) into an action.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     ///
-    /// Like ``observe(_:_:)``, the watch is read on the main actor.
+    /// Like ``observe(_:_:fileID:filePath:line:column:)``, the watch is read on the main actor.
     public static func observe<Value: Codable & Sendable>(
         prefix: String,
         as type: Value.Type = Value.self,
@@ -97,7 +105,7 @@ extension Effect {
     /// Without `toAction`, a failed write is reported as an issue that names where the effect
     /// was made.
     ///
-    /// Like ``observe(_:_:)``, it runs on the main actor: under `MainEventLoop` the write leaves
+    /// Like ``observe(_:_:fileID:filePath:line:column:)``, it runs on the main actor: under `MainEventLoop` the write leaves
     /// from the thread that reads syncd's socket, without waking another thread on its way out.
     public static func set<Value>(
         _ key: SharedKey<Value>,

@@ -75,7 +75,7 @@ public struct SharedItems<Value: Codable & Sendable>: Sendable {
         for item in puts { values[item.key] = try? item.value.get() }
     }
 
-    /// A watch's batch with its values decoded as `Value`, as ``Effect/observe(prefix:as:_:catch:fileID:filePath:line:column:)``
+    /// A watch's batch with its values decoded as `Value`, as `Effect/observe(prefix:as:_:catch:fileID:filePath:line:column:)`
     /// hands it to a feature (a value that does not decode is an item holding the error).
     public init(_ batch: WatchBatch, as type: Value.Type) {
         self.init(batch) { change in

@@ -4,7 +4,7 @@ import SyncClient
 
 extension FeatureHost {
     /// Runs the feature as the whole process, with the main actor on the thread that reads
-    /// syncd's socket (``MainEventLoop``), and exits when it ends.
+    /// syncd's socket (`MainEventLoop`), and exits when it ends.
     ///
     /// Call it from a synchronous `main`:
     ///

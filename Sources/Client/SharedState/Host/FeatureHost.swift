@@ -25,7 +25,7 @@ import Synchronization
 /// ```
 ///
 /// ``main(initialState:reducer:start:stop:exitWhenIdle:)`` runs the main actor on the thread
-/// that reads syncd's socket (``MainEventLoop``) and exits when the feature ends;
+/// that reads syncd's socket (`MainEventLoop`) and exits when the feature ends;
 /// ``run(initialState:reducer:start:stop:exitWhenIdle:)`` does the same work from any `async`
 /// context, on whatever executor the main actor has.
 ///
@@ -50,14 +50,19 @@ public struct FeatureHost: Sendable {
     public var connectTimeout: Duration
     /// Where the host and the feature's actions are logged.
     public var logger: Logger
-    /// The schemas syncd must hold before the feature starts (see ``SchemaRequirement``).
+    /// The schemas syncd must hold before the feature starts (see `SchemaRequirement`).
     public var requiredSchemas: [SchemaRequirement]
 
     /// Creates a host for the feature process `name`.
     ///
-    /// - Parameter requiredSchemas: Schemas syncd must hold, each for its prefix, before the
-    ///   feature's store starts: when one is missing or another, the process says so once and
-    ///   ends, instead of failing to decode at the first change.
+    /// - Parameters:
+    ///   - requiredSchemas: Schemas syncd must hold, each for its prefix, before the
+    ///     feature's store starts: when one is missing or another, the process says so once and
+    ///     ends, instead of failing to decode at the first change.
+    ///   - name: The process's name: syncd's `clients`, its logs and each write's writer show it.
+    ///   - socketPath: syncd's socket; nil for the default location (`SYNCD_SOCKET`, then the runtime directory).
+    ///   - connectTimeout: How long to wait for syncd to answer before giving up.
+    ///   - logLevel: The level of the host's log; nil for `SHAREDSTATE_LOG_LEVEL`, else `info`.
     public init(
         name: String, socketPath: String? = nil, connectTimeout: Duration = .seconds(10), logLevel: Logger.Level? = nil,
         requiring requiredSchemas: [SchemaRequirement] = []
@@ -80,11 +85,13 @@ public struct FeatureHost: Sendable {
     ///   - stop: Sent when the feature ends (on a signal, or when idle), before the store's
     ///     effects are cancelled; not sent when syncd closed the connection.
     ///   - exitWhenIdle: Return once no effect is running (a feature that does a job and ends).
+    ///   - initialState: The state the feature starts in.
+    ///   - reducer: Makes the feature's reducer, inside the host's dependencies.
     /// - Returns: Why it ended. A signal while still connecting ends it too, without running the
     ///   store.
-    /// - Throws: ``SharedStateError`` `unavailable` when syncd does not answer within
+    /// - Throws: `SharedStateError` `unavailable` when syncd does not answer within
     ///   ``connectTimeout``; `notFound` or `conflict` when syncd lacks one of
-    ///   ``requiredSchemas`` or holds another (see ``SharedStateBackend/requireSchema(_:)``).
+    ///   ``requiredSchemas`` or holds another (see `SharedStateBackend/requireSchema(_:)`).
     @MainActor
     @discardableResult
     public func run<R: Reducer>(

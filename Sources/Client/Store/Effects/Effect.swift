@@ -74,6 +74,10 @@ public struct Effect<Action: Sendable>: Sendable {
     ///     that names where the effect was made (a test failure under a test, a warning on
     ///     standard error otherwise). A `CancellationError`, and any error thrown once the effect
     ///     was cancelled, is never an error: nothing is reported and `handler` is not called.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     public static func run(
         priority: TaskPriority? = nil,
         name: String? = nil,

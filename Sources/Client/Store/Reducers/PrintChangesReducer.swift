@@ -23,7 +23,7 @@ extension Reducer {
     }
 }
 
-/// Where ``Reducer/_printChanges(to:)`` writes.
+/// Where `Reducer/_printChanges(to:)` writes.
 public struct ChangeOutput: Sendable {
     let write: @Sendable (String) -> Void
 
@@ -47,7 +47,7 @@ public struct ChangeOutput: Sendable {
 
 private let standardErrorLock = Mutex(())
 
-/// A reducer that prints its actions and state changes; see ``Reducer/_printChanges(to:)``.
+/// A reducer that prints its actions and state changes; see `Reducer/_printChanges(to:)`.
 public struct PrintChangesReducer<Base: Reducer>: Reducer {
     let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let output: ChangeOutput

@@ -32,8 +32,15 @@ public final class Store<State, Action: Sendable> {
 
     /// Creates a store that runs `reducer` from `initialState`.
     ///
-    /// - Parameter prepareDependencies: Overrides dependencies for this store and its effects, on
-    ///   top of those in effect where the store is made.
+    /// - Parameters:
+    ///   - prepareDependencies: Overrides dependencies for this store and its effects, on
+    ///     top of those in effect where the store is made.
+    ///   - initialState: The state the feature starts in.
+    ///   - reducer: The feature's reducer.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     public init<R: Reducer>(
         initialState: State,
         @ReducerBuilder<State, Action> reducer: () -> R,

@@ -1,6 +1,6 @@
 import CasePaths
 
-/// One action a test expects an effect to send, for ``TestStore/receive(inAnyOrder:timeout:assert:fileID:filePath:line:column:)-([ExpectedAction<Action>])``:
+/// One action a test expects an effect to send, for `TestStore.receive(inAnyOrder:)` given expectations:
 /// exactly an action, any action of a case, or any action a predicate accepts.
 ///
 /// ```swift

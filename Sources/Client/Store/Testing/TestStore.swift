@@ -42,7 +42,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     public var exhaustivity: Exhaustivity = .on {
         didSet { ending.withLock { $0.isExhaustive = exhaustivity == .on } }
     }
-    /// How long ``receive(_:timeout:assert:fileID:filePath:line:column:)`` and ``finish(timeout:fileID:filePath:line:column:)`` wait.
+    /// How long `receive(_:timeout:assert:fileID:filePath:line:column:)` and ``finish(timeout:fileID:filePath:line:column:)`` wait.
     public var timeout: Duration
 
     /// The dependencies the reducer sees from now on, and the effects it returns capture.
@@ -72,9 +72,17 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     /// The reducer is made inside the test's dependencies, so a dependency it reads when it is
     /// created sees what `prepareDependencies` set.
     ///
-    /// - Parameter prepareDependencies: Sets the dependencies the feature uses. Dependencies are
-    ///   in their test context: one that is not set and has no `testValue` fails the test when
-    ///   used.
+    /// - Parameters:
+    ///   - prepareDependencies: Sets the dependencies the feature uses. Dependencies are
+    ///     in their test context: one that is not set and has no `testValue` fails the test when
+    ///     used.
+    ///   - initialState: The state the feature starts in.
+    ///   - reducer: The feature's reducer.
+    ///   - timeout: How long `receive` and `finish` wait unless told otherwise.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     public init<R: Reducer>(
         initialState: State,
         @ReducerBuilder<State, Action> reducer: () -> R,
@@ -121,8 +129,14 @@ public final class TestStore<State: Equatable, Action: Sendable> {
 
     /// Sends `action` as the test, and checks the state it leads to.
     ///
-    /// - Parameter updateStateToExpectedResult: Changes the previous state into the one expected
-    ///   after the action; leave it out when the action must not change the state.
+    /// - Parameters:
+    ///   - updateStateToExpectedResult: Changes the previous state into the one expected
+    ///     after the action; leave it out when the action must not change the state.
+    ///   - action: The action the test sends.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     /// - Returns: The effects the action started (and those the actions they send start), to
     ///   cancel or await with a timeout.
     @discardableResult
@@ -202,7 +216,7 @@ public final class TestStore<State: Equatable, Action: Sendable> {
             fileID: fileID, filePath: filePath, line: line, column: column)
     }
 
-    /// Like ``receive(inAnyOrder:timeout:assert:fileID:filePath:line:column:)-([Action])``, with
+    /// Like `receive(inAnyOrder:timeout:assert:fileID:filePath:line:column:)-([Action])`, with
     /// each action expected exactly (`.action(_:)`), by its case (`.matching(\.doorsChanged)`),
     /// or by a predicate (`.matching { … }`): for actions that carry what a test cannot predict
     /// (a revision, a time). Each action received is paired with an expectation it satisfies, so
@@ -409,7 +423,12 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     /// Accepts every action received so far without checking them, and takes the state they led
     /// to as the asserted state.
     ///
-    /// - Parameter strict: Report an issue when there was no action to skip.
+    /// - Parameters:
+    ///   - strict: Report an issue when there was no action to skip.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     public func skipReceivedActions(
         strict: Bool = true,
         fileID: StaticString = #fileID,
@@ -435,7 +454,12 @@ public final class TestStore<State: Equatable, Action: Sendable> {
     /// Cancels the effects still running and waits for them to end, so the test can finish
     /// without waiting for them (for long-lived subscriptions a test does not care about).
     ///
-    /// - Parameter strict: Report an issue when no effect was running.
+    /// - Parameters:
+    ///   - strict: Report an issue when no effect was running.
+    ///   - fileID: The file of the call, where a failure is reported (the caller's by default).
+    ///   - filePath: The full path of that file (the caller's by default).
+    ///   - line: The line of the call (the caller's by default).
+    ///   - column: The column of the call (the caller's by default).
     public func skipInFlightEffects(
         strict: Bool = true,
         fileID: StaticString = #fileID,
