@@ -154,6 +154,7 @@ import Testing
         // The restored screen starts again. Its watch and the heater's run side by side.
         await second.receive(.path(.element(id: 0, action: .sensor(.start))))
         let hall = Reading(celsius: 19, sequence: 1)
+        // snippet: panel-in-any-order
         await second.receive(inAnyOrder: [
             .heaterChanged(.success(nil)),
             .path(.element(id: 0, action: .sensor(.readingChanged(.success(hall))))),
@@ -161,6 +162,7 @@ import Testing
             $0.isWatchingRequests = true
             $0.path[id: 0] = .sensor(SensorScreen.State(sensor: "hall", reading: hall))
         }
+        // snippet end
         let alert = pending("2", revision: 4, PanelRequest(command: .push, screen: "alert/hot"))
         await second.receive(\.requestsChanged) { $0.applying = alert }
         await second.receive(\.requestsChanged)

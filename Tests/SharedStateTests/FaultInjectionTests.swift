@@ -7,6 +7,7 @@ import Testing
 /// coming back; and a backend of the test's own, which any type can be.
 @Suite(.timeLimit(.minutes(1))) struct FaultInjectionTests {
     /// The README's "Testing what goes wrong": a refused write reaches the reducer.
+    // snippet: refused-write-test
     @MainActor @Test func aRefusedWriteReachesTheReducer() async throws {
         let sharedState = InMemorySharedState()
         let store = TestStore(initialState: Dashboard.State()) {
@@ -24,6 +25,7 @@ import Testing
         #expect(sharedState.json("lobby/target") == "23")
         await store.finish()
     }
+    // snippet end
 
     @Test func failedWritesChangeNothingAndCountDown() async throws {
         let sharedState = InMemorySharedState(["a": "1"])

@@ -53,6 +53,7 @@ enum LobbyProcess {
 
 // The README's request channel, and its exhaustive test.
 
+// snippet: inbox-feature
 /// A request channel: other processes put requests under `inbox/requests/`; the inbox applies
 /// each one and deletes it in the same transaction, so after a crash a request is applied once.
 struct Inbox: Reducer, Sendable {
@@ -100,7 +101,9 @@ struct Inbox: Reducer, Sendable {
         }
     }
 }
+// snippet end
 
+// snippet: inbox-test
 @MainActor @Test func appliesEachRequestOnce() async throws {
     let sharedState = InMemorySharedState()
     let store = TestStore(initialState: Inbox.State()) {
@@ -117,6 +120,7 @@ struct Inbox: Reducer, Sendable {
     await store.skipInFlightEffects()
     await store.finish()
 }
+// snippet end
 
 /// The exhaustive test above, 200 times: the in-memory state gives watches syncd's order, so it
 /// never depends on which task reaches the main actor first.
@@ -126,6 +130,7 @@ struct Inbox: Reducer, Sendable {
 
 // The README's "What a real feature reaches for next".
 
+// snippet: dashboard-feature
 struct Reading: Codable, Equatable, Sendable {
     var celsius: Double
 }
@@ -192,7 +197,9 @@ struct Dashboard: Reducer, Sendable {
         }
     }
 }
+// snippet end
 
+// snippet: dashboard-test
 @MainActor @Test func showsReadingsAndSavesTheTarget() async throws {
     let sharedState = InMemorySharedState(["lobby/sensors/hall": #"{"celsius":19.5}"#])
     let store = TestStore(initialState: Dashboard.State()) {
@@ -211,6 +218,7 @@ struct Dashboard: Reducer, Sendable {
     await store.skipInFlightEffects()
     await store.finish()
 }
+// snippet end
 
 // "Navigation: a stack of features". The README takes `SensorScreen` from the example; this is a
 // stand-in with the same shape.
@@ -230,6 +238,7 @@ struct SensorScreen: Reducer, Sendable {
     }
 }
 
+// snippet: path-reducer
 struct Path: Reducer, Sendable {
     @CasePathable enum State: Equatable, Sendable { case sensor(SensorScreen.State), page(String) }
     @CasePathable enum Action: Equatable, Sendable { case sensor(SensorScreen.Action) }
@@ -259,6 +268,7 @@ struct Panel: Reducer, Sendable {
         .forEach(\.path, action: \.path) { Path() }
     }
 }
+// snippet end
 
 @MainActor @Test func aPushedScreenIsStartedAndPoppedByID() async {
     let store = TestStore(initialState: Panel.State()) { Panel() }
@@ -273,6 +283,7 @@ struct Panel: Reducer, Sendable {
 // "A list and its detail screen": two watches of one store see each change in the order they
 // started.
 
+// snippet: doors
 struct Door: Codable, Equatable, Sendable {
     var isLocked: Bool
 }
@@ -371,6 +382,7 @@ struct DoorList: Reducer, Sendable {
     await store.skipInFlightEffects()
     await store.finish()
 }
+// snippet end
 
 /// The list + detail test above, 200 times in a row.
 @MainActor @Test(arguments: 1...200) func theListAndDetailTestIsDeterministic(run: Int) async throws {
