@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of the libraries a Swift program imports — SharedState (with its
 # articles: getting started, coming from TCA), FeatureStore and SyncClient — for static hosting,
-# into .build/docs/TARGET, with every warning an error (a broken symbol link, an undocumented
+# into .build/documentation/TARGET, with every warning an error (a broken symbol link, an undocumented
 # parameter of a documented function). Then checks that every Swift snippet of the articles is
 # one the tests compile (scripts/check-doc-snippets.py).
 #
 #   scripts/docs.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-output=.build/docs
+output=.build/documentation
 mkdir -p "$output"
 for target in SharedState FeatureStore SyncClient; do
   swift package --allow-writing-to-directory "$output" generate-documentation --target "$target" \
