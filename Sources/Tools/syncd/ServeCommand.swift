@@ -95,6 +95,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "With --backend etcd: seconds a dead host's ephemeral keys outlive it (its sessions' lease TTL). Default: 5.")
     var etcdLeaseTtl: Int?
 
+    @Option(
+        help: """
+            A private syncd in this directory, made if missing: its socket DIR/syncd.sock and database DIR/state.sqlite \
+            (unless --socket or --database says otherwise). Prints how to point syncctl, the clients and the inspector at it.
+            """
+    )
+    var directory: String?
+
     func validate() throws {
         if !(retainSeconds >= 0 && retainSeconds <= 100 * 365 * 86_400) {
             throw ValidationError("--retain-seconds must be between 0 (keep any age) and a century")
@@ -112,6 +120,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        var socket = self.socket
+        var database = self.database
+        if let directory {
+            let folder = URL(fileURLWithPath: directory).standardizedFileURL.path
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ValidationError("cannot make the directory \(folder): \(error.localizedDescription)")
+            }
+            socket = socket ?? folder + "/syncd.sock"
+            database = database ?? folder + "/state.sqlite"
+            Self.printHowToReach(socket: socket!, folder: folder)
+        }
         var configuration = DaemonConfiguration.resolve(
             socketPath: socket,
             databasePath: database,
@@ -157,6 +178,20 @@ struct ServeCommand: AsyncParsableCommand {
     private static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("syncd: \(message)\n".utf8))
         Foundation.exit(1)
+    }
+
+    /// What `--directory` prints first: how every tool finds this syncd.
+    private static func printHowToReach(socket: String, folder: String) {
+        print(
+            """
+            A private syncd in \(folder). In another terminal:
+              export SYNCD_SOCKET=\(socket)
+                  # syncctl, the Swift and Python clients and feature processes then use this syncd
+              syncctl watch ""          # every change, as it happens
+              syncctl inspect --open    # the inspector, in a browser
+            Ctrl-C stops it; its state stays in \(folder)/state.sqlite.
+            """)
+        fflush(nil)  // nil flushes every stream: a script reading this gets it now
     }
 }
 
