@@ -26,6 +26,32 @@ import Testing
     }
 }
 
+/// The client installs as its README says (`pip install ./clients/python` in a venv) without
+/// writing into the source tree: the wheel pip builds for it is made with hatchling, outside.
+@Suite(.timeLimit(.minutes(5))) struct PythonInstallTests {
+    @Test func installingTheClientLeavesTheSourceTreeAsItWas() async throws {
+        let scratch = try Scratch()
+        let python = try await PythonEnvironment.prepare(scratch: scratch)
+        let before = try Self.files(under: PythonEnvironment.client)
+        let wheel = try await Command.run(
+            python,
+            [
+                "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check", "--wheel-dir", scratch.file("wheels"),
+                PythonEnvironment.client,
+            ], timeout: .seconds(240))
+        #expect(wheel.status == 0, "pip wheel failed: \(wheel.errors)")
+        let made = try FileManager.default.contentsOfDirectory(atPath: scratch.file("wheels"))
+        #expect(made.contains { $0.hasPrefix("sharedstate-") && $0.hasSuffix(".whl") }, "\(made)")
+        #expect(try Self.files(under: PythonEnvironment.client) == before)
+    }
+
+    /// Every file under `path`, but Python's own caches.
+    private static func files(under path: String) throws -> Set<String> {
+        let all = FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []
+        return Set(all.filter { !$0.contains("__pycache__") && !$0.contains(".pytest_cache") })
+    }
+}
+
 /// The venv the Python client's tests run in.
 enum PythonEnvironment {
     /// The repository's root: this file is `Tests/IntegrationTests/PythonClientTests.swift`.
