@@ -3,7 +3,7 @@
 # protobuf code is left as protoc wrote it. `scripts/lint.sh --fix` rewrites the files instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(find Sources Tests Examples Benchmarks -name '*.swift' -not -path '*/Generated/*' 2>/dev/null | sort)
+mapfile -t files < <(find Sources Tests Examples Benchmarks -name '*.swift' -not -path '*/Generated/*' -not -path '*/.build*' 2>/dev/null | sort)
 if [ "${1:-}" = "--fix" ]; then
   swift format format --in-place "${files[@]}"
 else

@@ -26,15 +26,8 @@ let benchmarks: @Sendable () -> Void = {
     // answered to it.
     Benchmark(
         "engine-lone-put",
-        closure: { benchmark in
-            let (fixture, receiver) = (Fixtures.engine!, Fixtures.writer)
-            let put = WriteRequest.put(key: "bench/lone", value: Data(#"{"n":1}"#.utf8), ifVersion: nil)
-            for _ in benchmark.scaledIterations {
-                let id = Fixtures.nextRequest()
-                fixture.submit(
-                    [PendingWrite(request: put, origin: .syncd(""), answering: id, to: receiver)], answeredBy: receiver, upTo: Int(id))
-            }
-        }, setup: Fixtures.startEngine, teardown: Fixtures.stopEngine)
+        closure: { benchmark in Fixtures.lonePuts(benchmark, key: "bench/lone", json: #"{"n":1}"#) },
+        setup: Fixtures.startEngine, teardown: Fixtures.stopEngine)
 
     // 16 puts in flight on one connection, submitted and committed together. One more malloc
     // per group is let through: a group the writer thread takes over (when it holds the turn)
@@ -63,15 +56,8 @@ let benchmarks: @Sendable () -> Void = {
     // One put, delivered as an event to 8 connections watching its prefix.
     Benchmark(
         "engine-put-delivered-to-8-watches",
-        closure: { benchmark in
-            let (fixture, receiver) = (Fixtures.engine!, Fixtures.writer)
-            let put = WriteRequest.put(key: "watched/door", value: Data(#"{"locked":true}"#.utf8), ifVersion: nil)
-            for _ in benchmark.scaledIterations {
-                let id = Fixtures.nextRequest()
-                fixture.submit(
-                    [PendingWrite(request: put, origin: .syncd(""), answering: id, to: receiver)], answeredBy: receiver, upTo: Int(id))
-            }
-        }, setup: Fixtures.startEngineWithWatches, teardown: Fixtures.stopEngine)
+        closure: { benchmark in Fixtures.lonePuts(benchmark, key: "watched/door", json: #"{"locked":true}"#) },
+        setup: Fixtures.startEngineWithWatches, teardown: Fixtures.stopEngine)
 
     // A client's put frame, as syncd's session decodes it.
     Benchmark("wire-put-frame-decoded") { benchmark in
@@ -117,6 +103,18 @@ enum Fixtures {
     static func nextRequest() -> UInt64 {
         lastRequest += 1
         return lastRequest
+    }
+
+    /// One put of `json` to `key` per iteration, submitted as a connection submits a lone
+    /// write, each waited for.
+    static func lonePuts(_ benchmark: Benchmark, key: String, json: String) {
+        let (fixture, receiver) = (engine!, writer)
+        let put = WriteRequest.put(key: key, value: Data(json.utf8), ifVersion: nil)
+        for _ in benchmark.scaledIterations {
+            let id = nextRequest()
+            fixture.submit(
+                [PendingWrite(request: put, origin: .syncd(""), answering: id, to: receiver)], answeredBy: receiver, upTo: Int(id))
+        }
     }
 
     @Sendable static func startEngine() async throws {
