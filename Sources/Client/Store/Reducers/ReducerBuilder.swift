@@ -2,16 +2,20 @@
 /// the same state, and their effects are merged.
 @resultBuilder
 public enum ReducerBuilder<State, Action: Sendable> {
+    /// A reducer written in the builder, as it is.
     public static func buildExpression<R: Reducer>(_ reducer: R) -> R where R.State == State, R.Action == Action {
         reducer
     }
 
+    /// An empty builder: a reducer that changes nothing and runs no effect.
     public static func buildBlock() -> EmptyReducer<State, Action> { EmptyReducer() }
 
+    /// The first reducer of a block.
     public static func buildPartialBlock<R: Reducer>(first: R) -> R where R.State == State, R.Action == Action {
         first
     }
 
+    /// The reducers so far, then `next`, on the same state; their effects merged.
     public static func buildPartialBlock<R0: Reducer, R1: Reducer>(
         accumulated: R0,
         next: R1
@@ -19,23 +23,27 @@ public enum ReducerBuilder<State, Action: Sendable> {
         CombinedReducer(first: accumulated, second: next)
     }
 
+    /// The reducer of an `if` without an `else`: nothing when the condition was false.
     public static func buildOptional<R: Reducer>(_ reducer: R?) -> OptionalReducer<R>
     where R.State == State, R.Action == Action {
         OptionalReducer(wrapped: reducer)
     }
 
+    /// The reducer of an `if`'s first branch (or a `switch`'s first case).
     public static func buildEither<First: Reducer, Second: Reducer>(
         first reducer: First
     ) -> EitherReducer<First, Second> where First.State == State, First.Action == Action {
         .first(reducer)
     }
 
+    /// The reducer of the other branch.
     public static func buildEither<First: Reducer, Second: Reducer>(
         second reducer: Second
     ) -> EitherReducer<First, Second> where Second.State == State, Second.Action == Action {
         .second(reducer)
     }
 
+    /// A reducer inside `if #available`, with its type erased.
     public static func buildLimitedAvailability<R: Reducer>(_ reducer: R) -> Reduce<State, Action>
     where R.State == State, R.Action == Action {
         Reduce(reducer)
@@ -111,7 +119,9 @@ public struct OptionalReducer<Wrapped: Reducer>: Reducer {
 /// One of two reducers, chosen by an `if`/`else` or a `switch` in a builder.
 public enum EitherReducer<First: Reducer, Second: Reducer>: Reducer
 where First.State == Second.State, First.Action == Second.Action {
+    /// The first branch's reducer.
     case first(First)
+    /// The second branch's reducer.
     case second(Second)
 
     public func reduce(into state: inout First.State, action: First.Action) -> Effect<First.Action> {
