@@ -86,16 +86,7 @@ extension JSONObject {
 
     fileprivate func adding(details info: ClientInfo?) -> JSONObject {
         guard let info else { return self }
-        let watches = info.watchList.map { watch in
-            JSONObject()
-                .number("id", watch.id)
-                .array("prefixes", watch.prefixes.map(KeyRules.quoted))
-                .bool("previousValues", watch.previousValues)
-                .bool("catchingUp", watch.isCatchingUp)
-                .bool("owesResync", watch.owesResync)
-                .rendered
-        }
-        return array("watchList", watches)
+        return array("watchList", info.watchList.map { JSONObject.watch($0).rendered })
             .array("ephemeralKeys", info.ephemeralKeys.map(KeyRules.quoted))
             .number("ephemeralKeyCount", info.ephemeralKeyCount)
     }

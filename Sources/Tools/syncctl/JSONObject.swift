@@ -54,6 +54,16 @@ struct JSONObject {
         return violation.found.map { object.raw("found", Data($0.jsonText.utf8)) } ?? object
     }
 
+    /// A client's watch, as `clients --details --json` and the inspector's client view give it.
+    static func watch(_ watch: ClientInfo.WatchInfo) -> JSONObject {
+        JSONObject()
+            .number("id", watch.id)
+            .array("prefixes", watch.prefixes.map(KeyRules.quoted))
+            .bool("previousValues", watch.previousValues)
+            .bool("catchingUp", watch.isCatchingUp)
+            .bool("owesResync", watch.owesResync)
+    }
+
     /// A field whose value is a JSON array of already rendered values.
     func array(_ name: String, _ rendered: [String]) -> JSONObject {
         adding(name, "[" + rendered.joined(separator: ",") + "]")

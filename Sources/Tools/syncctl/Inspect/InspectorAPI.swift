@@ -188,8 +188,8 @@ struct InspectorAPI: Sendable {
             ]))
     }
 
-    /// One revision (its changes under `prefix`), from a watch that replays the change log from
-    /// the revision before it and is cancelled after its first event.
+    /// One revision (its changes under `prefix`), from a replay of the change log from the
+    /// revision before it.
     private func revision(_ revision: UInt64, under prefix: String) async throws(SharedStateError) -> Answer {
         let status = try await client.status()
         if revision > status.revision {
@@ -198,7 +198,8 @@ struct InspectorAPI: Sendable {
         if revision <= status.compactedRevision {
             return compactedAway(revision, compactedRevision: status.compactedRevision)
         }
-        guard let batch = try await firstChanges(after: revision - 1, under: prefix, through: revision), batch.revision == revision else {
+        let replayed = try await replay(after: revision - 1, under: prefix, through: revision, previousValues: true)
+        guard let batch = replayed.first, batch.revision == revision else {
             let keys = prefix.isEmpty ? "no key you may read" : "no key under \(KeyRules.quoted(prefix)) you may read"
             return .failure(404, "revision \(revision) changed \(keys)")
         }
@@ -225,14 +226,22 @@ struct InspectorAPI: Sendable {
             ]))
     }
 
-    /// The revisions after `start` up to `through` that the change log holds, oldest first.
-    private func replay(after start: UInt64, through: UInt64, previousValues: Bool) async throws(SharedStateError) -> [WatchBatch] {
+    /// The revisions after `start` up to `through` with changes under `prefix` that the change
+    /// log holds, oldest first: a watch replaying the log, ended at `through` or at syncd's
+    /// progress notice (the end of the replay). `compacted` when the log no longer starts there.
+    private func replay(
+        after start: UInt64, under prefix: String = "", through: UInt64, previousValues: Bool
+    ) async throws(SharedStateError) -> [WatchBatch] {
         guard start < through else { return [] }
         var batches: [WatchBatch] = []
         do {
-            for try await batch in client.watch(prefixes: [""], start: .after(start), previousValues: previousValues) {
-                if batch.kind == .changes, batch.revision <= through { batches.append(batch) }
-                if batch.kind == .progress || batch.revision >= through { break }
+            for try await batch in client.watch(prefixes: [prefix], start: .after(start), previousValues: previousValues) {
+                switch batch.kind {
+                case .changes where batch.revision <= through: batches.append(batch)
+                case .changes, .progress: return batches
+                default: continue
+                }
+                if batch.revision >= through { return batches }
             }
         } catch let error as SharedStateError {
             throw error
@@ -240,22 +249,6 @@ struct InspectorAPI: Sendable {
             throw SharedStateError(.unavailable, "\(error)")
         }
         return batches
-    }
-
-    /// The first `changes` batch of a replay after `start`, if it comes before the replay ends
-    /// (syncd's progress notice) or passes `through`.
-    private func firstChanges(after start: UInt64, under prefix: String, through: UInt64) async throws(SharedStateError) -> WatchBatch? {
-        do {
-            for try await batch in client.watch(prefixes: [prefix], start: .after(start), previousValues: true) {
-                if batch.kind == .changes { return batch }
-                if batch.kind == .progress || batch.revision >= through { return nil }
-            }
-            return nil
-        } catch let error as SharedStateError {
-            throw error
-        } catch {
-            throw SharedStateError(.unavailable, "\(error)")
-        }
     }
 
     /// The entries under `prefix` at `revision`: those of now, with every change after
@@ -270,24 +263,12 @@ struct InspectorAPI: Sendable {
             return compactedAway(revision, compactedRevision: status.compactedRevision)
         }
         var entries = Dictionary(now.entries.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
-        var later: [WatchBatch] = []
         var unknown = 0
-        if revision < now.revision {
-            do {
-                replay: for try await batch in client.watch(prefixes: [prefix], start: .after(revision), previousValues: true) {
-                    switch batch.kind {
-                    case .changes where batch.revision <= now.revision: later.append(batch)
-                    case .changes, .progress: break replay
-                    default: continue
-                    }
-                    if batch.revision >= now.revision { break replay }
-                }
-            } catch let error as SharedStateError {
-                if error.code == .compacted { return compactedAway(revision, compactedRevision: status.compactedRevision) }
-                throw error
-            } catch {
-                throw SharedStateError(.unavailable, "\(error)")
-            }
+        let later: [WatchBatch]
+        do {
+            later = try await replay(after: revision, under: prefix, through: now.revision, previousValues: true)
+        } catch  where error.code == .compacted {
+            return compactedAway(revision, compactedRevision: status.compactedRevision)
         }
         for batch in later.reversed() {
             for change in batch.changes.reversed() {
@@ -349,15 +330,7 @@ struct InspectorAPI: Sendable {
                 "deletes": InspectorJSON.number(batch.changes.count { $0.type == .delete }),
             ])
         }
-        let watches = info.watchList.map { watch in
-            InspectorJSON.object([
-                "id": InspectorJSON.number(watch.id),
-                "prefixes": InspectorJSON.array(watch.prefixes.map(InspectorJSON.string)),
-                "previousValues": InspectorJSON.bool(watch.previousValues),
-                "catchingUp": InspectorJSON.bool(watch.isCatchingUp),
-                "owesResync": InspectorJSON.bool(watch.owesResync),
-            ])
-        }
+        let watches = info.watchList.map { JSONObject.watch($0).rendered }
         return .ok(
             InspectorJSON.object([
                 "client": clientRow(info),
