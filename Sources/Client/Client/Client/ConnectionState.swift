@@ -12,6 +12,7 @@ public struct ConnectionState: Sendable, Hashable, CustomStringConvertible {
     /// ``SharedStateClient/close()`` was called, or reconnecting is turned off and syncd went away.
     public static let closed = ConnectionState(.closed)
 
+    /// The state's name: `connected`, `reconnecting` or `closed`.
     public var description: String {
         switch base {
         case .connected: "connected"

@@ -142,6 +142,7 @@ public struct ClientInfo: Sendable, Hashable {
     /// The ephemeral keys bound to its session, in byte order, at most 1,000; asked for with
     /// `clients(details: true)`, else empty. ``ephemeralKeyCount`` says how many there are.
     public var ephemeralKeys: [String] = []
+    /// How many ephemeral keys are bound to its session, whether or not they were listed.
     public var ephemeralKeyCount: UInt64 = 0
 
     /// One watch of a connected client.
@@ -220,7 +221,9 @@ public struct Writer: Sendable, Hashable {
     /// The process, user and group that connected (`SO_PEERCRED`); syncd sends them to its own
     /// user and root only, and 0 to others.
     public var pid: Int32
+    /// The user that connected (`SO_PEERCRED`), under the same rule as ``pid``.
     public var uid: UInt32
+    /// The group that connected (`SO_PEERCRED`), under the same rule as ``pid``.
     public var gid: UInt32
 }
 

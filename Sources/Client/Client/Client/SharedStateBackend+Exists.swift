@@ -7,6 +7,7 @@ public struct ExistsResult: Sendable, Equatable {
     /// The revision the keys were looked up at.
     public var revision: UInt64
 
+    /// A result of `versions` (the keys that exist) read at `revision`.
     public init(versions: [String: UInt64], revision: UInt64) {
         self.versions = versions
         self.revision = revision
@@ -21,6 +22,7 @@ public struct ExistsRead: SharedStateRead {
     /// The keys to look for.
     public var keys: [String]
 
+    /// A read of which of `keys` exist.
     public init(keys: [String]) {
         self.keys = keys
     }
@@ -38,6 +40,7 @@ public struct ExistsRead: SharedStateRead {
         return ExistsResult(versions: versions, revision: answer.revision)
     }
 
+    /// Looks the keys up in `entries` at `revision`, as syncd does: what the in-memory double runs.
     public func read(in entries: [String: Entry], at revision: UInt64, limits: Limits) throws(SharedStateError) -> ExistsResult {
         try RequestRules.validateExistsKeys(keys, limits: limits)
         var versions: [String: UInt64] = [:]

@@ -22,6 +22,7 @@ public struct WatchBatch: Sendable, Hashable {
         /// resync there is a difference, applied like changes.)
         public var replacesState: Bool { base == .snapshot }
 
+        /// The kind's name: `snapshot`, `changes`, `progress` or `resync`.
         public var description: String {
             switch base {
             case .snapshot: "snapshot"
@@ -41,6 +42,7 @@ public struct WatchBatch: Sendable, Hashable {
     /// For the changes of one revision from syncd: the session that wrote it (0: syncd itself;
     /// ``SharedStateClient/history(of:limit:)`` names its client), and the cause its write carried.
     public var writerSession: UInt64 = 0
+    /// For the changes of one revision from syncd: the cause its write carried (empty: none).
     public var cause: String = ""
 
     /// Creates a batch.

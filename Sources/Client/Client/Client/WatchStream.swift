@@ -13,7 +13,9 @@
 ///
 /// Stop iterating (or cancel the iterating task) to end the watch.
 public struct WatchStream: AsyncSequence, Sendable {
+    /// A snapshot, the changes of one revision, progress or a resync.
     public typealias Element = WatchBatch
+    /// The `SharedStateError` that ended the watch; a cancelled consumer ends it without one.
     public typealias Failure = any Error
 
     let buffer: WatchBuffer
@@ -71,6 +73,7 @@ public struct WatchStream: AsyncSequence, Sendable {
         for try await batch in self { handle(batch) }
     }
 
+    /// An iterator over the watch's batches; the watch ends when the last iterator and stream go.
     public func makeAsyncIterator() -> Iterator {
         Iterator(buffer: buffer, lifetime: lifetime)
     }
@@ -80,6 +83,8 @@ public struct WatchStream: AsyncSequence, Sendable {
         let buffer: WatchBuffer
         fileprivate let lifetime: Lifetime
 
+        /// The next batch, waiting for one; nil once the watch ended without an error (its
+        /// consuming task was cancelled, or the stream it was made from finished).
         public mutating func next() async throws -> WatchBatch? {
             try await buffer.next()
         }

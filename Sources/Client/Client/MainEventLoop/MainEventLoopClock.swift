@@ -26,12 +26,16 @@ import Synchronization
 /// called. Without ``MainEventLoop`` (a test, a program that does not call ``MainEventLoop/run(_:)``)
 /// it sleeps as `ContinuousClock` does. The loop's timers have no tolerance: it is ignored.
 public struct MainEventLoopClock: Clock {
+    /// `ContinuousClock`'s instants.
     public typealias Instant = ContinuousClock.Instant
 
+    /// The clock; every instance is the same clock.
     public init() {}
 
+    /// The current instant of `ContinuousClock`.
     public var now: Instant { .now }
 
+    /// `ContinuousClock`'s resolution.
     public var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
     /// Sleeps until `deadline`, on a timer of the main event loop.

@@ -91,6 +91,7 @@ public final class InMemorySharedState: SharedStateBackend {
         state.withLock { $0.entries[key].map { String(decoding: $0.value, as: UTF8.self) } }
     }
 
+    /// The entry at `key`; throws `notFound` when it does not exist, as syncd does.
     public func get(_ key: String) async throws(SharedStateError) -> Entry {
         try KeyRules.validateKey(key, limits: limits)
         guard let entry = state.withLock({ $0.entries[key] }) else {
@@ -99,6 +100,9 @@ public final class InMemorySharedState: SharedStateBackend {
         return entry
     }
 
+    /// Writes `value` at `key` at the next revision, checked by syncd's key, value and schema
+    /// rules; with `ifVersion`, only when the key's version is still that (0: absent). An
+    /// ephemeral key belongs to this double's one session: ``loseConnection()`` deletes it.
     @discardableResult
     public func put(_ key: String, value: Data, ifVersion: UInt64? = nil, ephemeral: Bool = false) async throws(SharedStateError)
         -> PutResult
@@ -110,6 +114,8 @@ public final class InMemorySharedState: SharedStateBackend {
         return PutResult(revision: revision, version: version)
     }
 
+    /// Deletes `key` at the next revision and returns that revision; with `ifVersion`, only when
+    /// the key's version is still that.
     @discardableResult
     public func delete(_ key: String, ifVersion: UInt64? = nil) async throws(SharedStateError) -> UInt64 {
         try KeyRules.validateKey(key, limits: limits)
@@ -119,6 +125,8 @@ public final class InMemorySharedState: SharedStateBackend {
         return revision
     }
 
+    /// The entries under `prefix` in key order, at most `limit` of them, with the revision they
+    /// were read at.
     public func list(prefix: String = "", limit: Int? = nil) async throws(SharedStateError) -> ListResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
         try RequestRules.validateListLimit(limit)
@@ -131,6 +139,7 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    /// How many keys lie under `prefix`, with the revision they were counted at.
     public func count(prefix: String = "") async throws(SharedStateError) -> CountResult {
         try KeyRules.validatePrefix(prefix, limits: limits)
         return state.withLock { state in
@@ -138,11 +147,14 @@ public final class InMemorySharedState: SharedStateBackend {
         }
     }
 
+    /// Runs a batched read against every entry at the current revision, as syncd runs it.
     public func perform<Read: SharedStateRead>(_ read: Read) async throws(SharedStateError) -> Read.Result {
         let limits = limits
         return try state.withLock { state throws(SharedStateError) in try read.read(in: state.entries, at: state.revision, limits: limits) }
     }
 
+    /// Applies `transaction` at one revision: its compares decide whether its success or its
+    /// failure operations are written.
     public func transaction(_ transaction: Transaction) async throws(SharedStateError) -> TransactionResult {
         try RequestRules.validateTransactionSize(
             transaction.compares.count + transaction.onSuccess.count + transaction.onFailure.count,
@@ -164,6 +176,8 @@ public final class InMemorySharedState: SharedStateBackend {
         return TransactionResult(succeeded: succeeded, revision: revision)
     }
 
+    /// The changes under `prefixes` from `fromRevision` (from now when nil), delivered in
+    /// syncd's order and one watch after another, as the type's overview describes.
     public func watch(prefixes: [String] = [""], fromRevision: UInt64? = nil) -> WatchStream {
         // Its batches wait for `write` to release them, one watch after another.
         let buffer = WatchBuffer(holdsUntilReleased: true)

@@ -12,11 +12,14 @@ public struct StackElementID: Hashable, Comparable, Sendable, ExpressibleByInteg
         self.rawValue = rawValue
     }
 
+    /// The id with number `value`, so a test can write `id: 0`.
     public init(integerLiteral value: Int) {
         self.init(rawValue: value)
     }
 
+    /// The id as `#` and its number.
     public var description: String { "#\(rawValue)" }
 
+    /// Whether `lhs` was pushed before `rhs`.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }

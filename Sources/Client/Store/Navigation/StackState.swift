@@ -102,9 +102,12 @@ public struct StackState<Element> {
 private let originCounter = Atomic<UInt64>(0)
 
 extension StackState: RandomAccessCollection, MutableCollection, RangeReplaceableCollection {
+    /// The position of the bottom of the stack, the root's first destination.
     public var startIndex: Int { elements.startIndex }
+    /// The position after the top of the stack.
     public var endIndex: Int { elements.endIndex }
 
+    /// The element at `position`; setting it keeps the element's id.
     public subscript(position: Int) -> Element {
         get { elements[position] }
         set { elements[position] = newValue }
@@ -133,18 +136,21 @@ extension StackState: RandomAccessCollection, MutableCollection, RangeReplaceabl
 }
 
 extension StackState: ExpressibleByArrayLiteral {
+    /// A stack of `elements`, bottom first, with ids counted from 0.
     public init(arrayLiteral elements: Element...) {
         self.init(elements)
     }
 }
 
 extension StackState: Equatable where Element: Equatable {
+    /// Whether both hold equal elements under the same ids.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.ids == rhs.ids && lhs.elements == rhs.elements
     }
 }
 
 extension StackState: Hashable where Element: Hashable {
+    /// Hashes the ids and the elements.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ids)
         hasher.combine(elements)
@@ -154,10 +160,12 @@ extension StackState: Hashable where Element: Hashable {
 extension StackState: Sendable where Element: Sendable {}
 
 extension StackState: Codable where Element: Codable {
+    /// Decodes an array of elements, bottom first, with ids counted from 0.
     public init(from decoder: any Decoder) throws {
         self.init(try [Element](from: decoder))
     }
 
+    /// Encodes the elements as an array, bottom first; the ids are not kept.
     public func encode(to encoder: any Encoder) throws {
         try elements.encode(to: encoder)
     }

@@ -40,6 +40,7 @@ public struct DependencyModifier<Base: Reducer>: Reducer {
         self.update = update
     }
 
+    /// Runs the base reducer, and the effects it returns, with the dependencies changed.
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         withDependencies(update) {
             base(&state, action)

@@ -56,6 +56,7 @@ public struct ForEachReducer<Parent: Reducer, ID: Hashable & Sendable, Element: 
         run = { steps.reduce(into: &$0, action: $1) }
     }
 
+    /// Runs the parent reducer, and before it the element's reducer for the actions of an element still present.
     public func reduce(into state: inout Parent.State, action: Parent.Action) -> Effect<Parent.Action> {
         run(&state, action)
     }

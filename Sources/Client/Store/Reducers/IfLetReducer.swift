@@ -55,6 +55,7 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
         run = { steps.reduce(into: &$0, action: $1) }
     }
 
+    /// Runs the parent reducer, and before it the child's for the child's actions while its state is present.
     public func reduce(into state: inout Parent.State, action: Parent.Action) -> Effect<Parent.Action> {
         run(&state, action)
     }

@@ -17,6 +17,7 @@ public struct LoggingReducer<Base: Reducer>: Reducer {
     /// The longest action line logged; a longer one is cut.
     static var maxLineLength: Int { 2_000 }
 
+    /// Logs the action, then runs the base reducer.
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         guard logger.logLevel <= .debug else { return base(&state, action) }
         var description = ""

@@ -29,6 +29,7 @@ where Changed.State == Base.State, Changed.Action == Base.Action {
     let toValue: (Base.State) -> Value
     let reducer: (Value, Value) -> Changed
 
+    /// Runs the base reducer, then the change reducer when the observed value changed.
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         let oldValue = toValue(state)
         let baseEffect = base(&state, action)

@@ -52,6 +52,7 @@ public struct PrintChangesReducer<Base: Reducer>: Reducer {
     let base: (inout Base.State, Base.Action) -> Effect<Base.Action>
     let output: ChangeOutput
 
+    /// Runs the base reducer, then prints the action and how the state changed.
     public func reduce(into state: inout Base.State, action: Base.Action) -> Effect<Base.Action> {
         let before = state
         let effect = base(&state, action)

@@ -24,6 +24,7 @@ public struct Reduce<State, Action: Sendable>: Reducer {
         self.reduce = reducer._reduceFunction
     }
 
+    /// Runs the closure this reducer was made with.
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {
         reduce(&state, action)
     }

@@ -61,6 +61,7 @@ where Reducers.State == State, Reducers.Action == Action {
         self.reducers = build()
     }
 
+    /// Runs the combined reducers in order, their effects merged.
     public func reduce(into state: inout State, action: Action) -> Effect<Action> {
         reducers.reduce(into: &state, action: action)
     }
@@ -73,6 +74,7 @@ public struct EmptyReducer<State, Action: Sendable>: Reducer {
     /// Creates a reducer that does nothing.
     public init() {}
 
+    /// Changes nothing and returns no effect.
     public func reduce(into state: inout State, action: Action) -> Effect<Action> { .none }
 }
 
@@ -82,6 +84,7 @@ where First.State == Second.State, First.Action == Second.Action {
     let first: First
     let second: Second
 
+    /// Runs the first reducer, then the second, and merges their effects.
     public func reduce(into state: inout First.State, action: First.Action) -> Effect<First.Action> {
         let firstEffect = first.reduce(into: &state, action: action)
         let secondEffect = second.reduce(into: &state, action: action)
@@ -107,6 +110,7 @@ where First.State == Second.State, First.Action == Second.Action {
 public struct OptionalReducer<Wrapped: Reducer>: Reducer {
     let wrapped: Wrapped?
 
+    /// Runs the wrapped reducer when the `if` included it; otherwise does nothing.
     public func reduce(into state: inout Wrapped.State, action: Wrapped.Action) -> Effect<Wrapped.Action> {
         wrapped?.reduce(into: &state, action: action) ?? .none
     }
@@ -124,6 +128,7 @@ where First.State == Second.State, First.Action == Second.Action {
     /// The second branch's reducer.
     case second(Second)
 
+    /// Runs the reducer of the branch taken.
     public func reduce(into state: inout First.State, action: First.Action) -> Effect<First.Action> {
         switch self {
         case .first(let reducer): reducer.reduce(into: &state, action: action)

@@ -78,6 +78,7 @@ public struct Scope<ParentState, ParentAction: Sendable, Child: Reducer>: Reduce
         }
     }
 
+    /// Runs the child reducer on the child's part of the parent's state, for child actions.
     public func reduce(into parent: inout ParentState, action: ParentAction) -> Effect<ParentAction> {
         run(&parent, action)
     }

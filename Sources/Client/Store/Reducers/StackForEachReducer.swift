@@ -57,6 +57,7 @@ where Destination.State: Sendable {
         run = { steps.reduce(into: &$0, action: $1) }
     }
 
+    /// Runs the parent reducer, and before it the destination's reducer for the actions of an element still on the stack.
     public func reduce(into state: inout Parent.State, action: Parent.Action) -> Effect<Parent.Action> {
         run(&state, action)
     }

@@ -26,10 +26,12 @@ public struct StoreTask: Hashable, Sendable {
     /// Whether the effects were cancelled (true when there were none).
     public var isCancelled: Bool { group?.isCancelled ?? true }
 
+    /// Whether both stand for the same send's effects.
     public static func == (lhs: StoreTask, rhs: StoreTask) -> Bool {
         lhs.group === rhs.group
     }
 
+    /// Hashes the identity of the send's effects.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(group.map(ObjectIdentifier.init))
     }
