@@ -81,6 +81,11 @@ per_op() { python3 -c "print(f'{($2 - $1) / $3:.2f}')"; } # before after operati
 cpu_rows=() schema_rows=()
 cpu_row() { cpu_rows+=("| $1 | $2 | $3 | $(ratio "$2" "$3") | $4 |"); echo "bench-compare: server CPU µs per op, $1: syncd $2, Redis $3" >&2; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}×')"; }
+# The Swift client against the C peer doing the same work at the same syncd (issue 59): each
+# client's own CPU per operation (getrusage, every thread, reported by the bench itself), and
+# syncd's when fed by each.
+client_rows=()
+client_row() { client_rows+=("| $1 | $2 | $3 | $(ratio "$2" "$3") | $4 |"); echo "bench-compare: Swift against C, $1: $2, $3" >&2; }
 rows=()
 row() { rows+=("| $1 | $2 | $3 | $4 | $5 |"); echo "bench-compare: $1: syncd $2, Redis $3" >&2; }
 
@@ -95,8 +100,9 @@ c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$(redis-benchmark -s "$redis_socket" -t set -c 4 -P 16 -n "$puts" -d 100 -r 1000 --csv -q 2>/dev/null)
 d1=$(cpu_us "$redis_pid")
 sv=$(json ops_per_sec <<<"$s"); rv=$(printf '%s\n' "$r" | csv_field 1)
+swift_puts_per_sec=$sv swift_put_client=$(per_op 0 "$(json cpu_us <<<"$s")" "$puts") swift_put_syncd=$(per_op "$c0" "$c1" "$puts")
 row "acknowledged writes/s, normal (journal synced each second) vs everysec, 4 conn × pipeline 16, 100 B (syncctl bench against redis-benchmark)" "$sv" "${rv%.*}" "$(ratio "$sv" "$rv")" "(Swift client)"
-cpu_row "acknowledged write, normal, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
+cpu_row "acknowledged write, normal, 4 conn × pipeline 16, 100 B" "$swift_put_syncd" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
 
 # A write under a schema (5 properties, 100 B values) against the same write without one:
 # syncd's CPU per put, 4 conn × pipeline 16, in alternating rounds (without, with, twice).
@@ -120,8 +126,12 @@ c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$("$dir/fanout-peer" writers redis "$redis_socket" 4 "$puts" 16 100)
 d1=$(cpu_us "$redis_pid")
 sv=$(json writes_per_sec <<<"$s"); rv=$(json writes_per_sec <<<"$r")
+c_put_client=$(per_op 0 "$(json cpu_us <<<"$s")" "$puts") c_put_syncd=$(per_op "$c0" "$c1" "$puts")
+client_row "client CPU µs per pipelined put, 4 conn × 16 in flight" "$swift_put_client" "$c_put_client" "≤ 1.5×"
+client_row "writes/s, 4 conn × 16 in flight" "$swift_puts_per_sec" "$sv" "≥ 0.8×"
+client_row "syncd CPU µs per such write, fed by each" "$swift_put_syncd" "$c_put_syncd" "≤ 1.2×"
 row "acknowledged writes/s, normal vs everysec, from C writers, 4 conn × pipeline 16, 100 B" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
-cpu_row "acknowledged write, normal, from C writers, 4 conn × pipeline 16, 100 B" "$(per_op "$c0" "$c1" "$puts")" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
+cpu_row "acknowledged write, normal, from C writers, 4 conn × pipeline 16, 100 B" "$c_put_syncd" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
 
 # Round trip: one connection, one write in flight.
 c0=$(cpu_us "$syncd_pid")
@@ -129,13 +139,16 @@ s=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --connections 1 --p
 c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$(redis-benchmark -s "$redis_socket" -t set -c 1 -P 1 -n $((puts / 10)) -d 100 -r 1000 --csv -q 2>/dev/null)
 d1=$(cpu_us "$redis_pid")
-cpu_row "lone write, 1 conn × pipeline 1" "$(per_op "$c0" "$c1" $((puts / 10)))" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
+swift_lone_client=$(per_op 0 "$(json cpu_us <<<"$s")" $((puts / 10))) swift_lone_syncd=$(per_op "$c0" "$c1" $((puts / 10)))
+cpu_row "lone write, 1 conn × pipeline 1" "$swift_lone_syncd" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
 sv=$(json p50_us <<<"$s"); rv=$(python3 -c "print(round($(printf '%s\n' "$r" | csv_field 4) * 1000))")
 row "write round trip p50 µs, 1 conn × pipeline 1" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≤ 1.5×"
 # The same from one C writer on both sides: the same client's wake-ups on both servers.
 c0=$(cpu_us "$syncd_pid")
-"$dir/fanout-peer" writers syncd "$syncd_socket" 1 $((puts / 10)) 1 100 >/dev/null
+s=$("$dir/fanout-peer" writers syncd "$syncd_socket" 1 $((puts / 10)) 1 100)
 c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
+client_row "client CPU µs per put round trip, 1 conn × 1 in flight" "$swift_lone_client" "$(per_op 0 "$(json cpu_us <<<"$s")" $((puts / 10)))" "≤ 1.5×"
+client_row "syncd CPU µs per lone write, fed by each" "$swift_lone_syncd" "$(per_op "$c0" "$c1" $((puts / 10)))" "≤ 1.2×"
 "$dir/fanout-peer" writers redis "$redis_socket" 1 $((puts / 10)) 1 100 >/dev/null
 d1=$(cpu_us "$redis_pid")
 cpu_row "lone write from a C writer, 1 conn × pipeline 1" "$(per_op "$c0" "$c1" $((puts / 10)))" "$(per_op "$d0" "$d1" $((puts / 10)))" "≤ 1.5×"
@@ -146,10 +159,11 @@ s=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --subscribers 8 
 c1=$(cpu_us "$syncd_pid"); d0=$(cpu_us "$redis_pid")
 r=$("$dir/fanout-peer" redis "$redis_socket" 8 "$fanout" 16 100)
 d1=$(cpu_us "$redis_pid")
-cpu_row "delivered event, 1 writer × 16 in flight → 8 subscriber processes" \
-    "$(per_op "$c0" "$c1" $((fanout * 8)))" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
+swift_event_syncd=$(per_op "$c0" "$c1" $((fanout * 8))) swift_event_client=$(per_op 0 "$(json subscriber_cpu_us <<<"$s")" $((fanout * 8)))
+cpu_row "delivered event, 1 writer × 16 in flight → 8 subscriber processes" "$swift_event_syncd" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
 raw=$("$dir/fanout-peer" raw "$dir" 8 "$fanout" 16 100)
 sv=$(json delivered_per_sec <<<"$s"); rv=$(json delivered_per_sec <<<"$r"); raw_v=$(json delivered_per_sec <<<"$raw")
+swift_delivered_per_sec=$sv
 row "delivered events/s, 1 writer × pipeline 16 → 8 subscriber processes (Swift clients at syncd)" "$sv" "$rv" "$(ratio "$sv" "$rv")" "(Swift clients)"
 row "the same, against raw Unix-socket fan-out of pre-encoded 100 B frames" "$sv" "raw: $raw_v" "$(ratio "$sv" "$raw_v")" "≥ 0.3×"
 # The same with C clients at both ends of syncd (fanout-peer syncd), as Redis's are.
@@ -158,6 +172,9 @@ s=$("$dir/fanout-peer" syncd "$syncd_socket" 8 "$fanout" 16 100)
 c1=$(cpu_us "$syncd_pid")
 cpu_row "delivered event, C clients at both ends" "$(per_op "$c0" "$c1" $((fanout * 8)))" "$(per_op "$d0" "$d1" $((fanout * 8)))" "≤ 2.0×"
 sv=$(json delivered_per_sec <<<"$s")
+client_row "subscriber CPU µs per delivered event, 8 subscriber processes" "$swift_event_client" "$(per_op 0 "$(json subscriber_cpu_us <<<"$s")" $((fanout * 8)))" "≤ 1.5×"
+client_row "delivered events/s to 8 subscriber processes" "$swift_delivered_per_sec" "$sv" "≥ 0.8×"
+client_row "syncd CPU µs per delivered event, fed by each" "$swift_event_syncd" "$(per_op "$c0" "$c1" $((fanout * 8)))" "≤ 1.2×"
 row "delivered events/s, C clients at both ends → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
 
 # Paced: 1,000 writes/s, write-to-delivery p99 at 8 subscriber processes.
@@ -190,6 +207,7 @@ where_row() { # label, peer's JSON
     row "the same p99 µs, $1" "$(json p99_us <<<"$2")" "$rv_p99" "$(ratio "$(json p99_us <<<"$2")" "$rv_p99")" "(where the time goes)"
 }
 where_row "syncd with C clients (fanout-peer syncd)" "$c"
+client_row "a watch's write-to-delivery p50 µs at 1,000 writes/s, 1 subscriber" "$(json p50_us <<<"$w")" "$(json p50_us <<<"$c")" "≤ 1.2×"
 where_row "a bare Swift client watch (syncctl bench fanout)" "$w"
 where_row "the floor: a C relay committing each write to SQLite first (fanout-peer relay)" "$f"
 
@@ -249,6 +267,10 @@ echo
 echo "| server CPU µs per operation (utime + stime from /proc) | syncd | redis-server | ratio | target |"
 echo "| --- | --- | --- | --- | --- |"
 printf '%s\n' "${cpu_rows[@]}"
+echo
+echo "| Swift client against the C peer, at the same syncd | Swift (SyncClient, syncctl bench) | C (fanout-peer) | ratio | target |"
+echo "| --- | --- | --- | --- | --- |"
+printf '%s\n' "${client_rows[@]}"
 echo
 echo "| syncd CPU µs per put (utime + stime from /proc) | without a schema | under a schema | ratio | target |"
 echo "| --- | --- | --- | --- | --- |"

@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -136,9 +137,17 @@ struct anomalies {
 struct report {
     uint64_t received;
     uint64_t finished_ns;
+    uint64_t cpu_us; /* the subscriber's own CPU (user + system) from its first read to its last */
     struct anomalies anomalies;
     uint32_t histogram[BUCKETS];
 };
+
+/* This process's CPU time so far (user + system, every thread), in µs. */
+static uint64_t own_cpu_us(int who) {
+    struct rusage usage;
+    getrusage(who, &usage);
+    return (uint64_t)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000u + (uint64_t)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
 
 static void record(struct report *report, const char *value) {
     uint64_t micros = (now_ns() - sent_at(value)) / 1000;
@@ -150,6 +159,7 @@ static void record(struct report *report, const char *value) {
 static void subscribe_loop(int fd, uint64_t count, size_t value_size, const char *marker, struct report *report) {
     size_t capacity = 1 << 20, filled = 0, marker_length = strlen(marker);
     char *buffer = malloc(capacity);
+    uint64_t cpu_started = own_cpu_us(RUSAGE_SELF);
     while (report->received < count) {
         ssize_t got = read(fd, buffer + filled, capacity - filled);
         if (got <= 0) {
@@ -173,6 +183,7 @@ static void subscribe_loop(int fd, uint64_t count, size_t value_size, const char
         filled -= keep_from;
     }
     report->finished_ns = now_ns();
+    report->cpu_us = own_cpu_us(RUSAGE_SELF) - cpu_started;
     free(buffer);
 }
 
@@ -519,7 +530,7 @@ static void syncd_subscribe_loop(struct connection *connection, uint64_t count, 
     struct timeval second = {.tv_sec = 1};
     setsockopt(connection->fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof(second));
     uint8_t *seen = calloc(count, 1);
-    uint64_t last_revision = 0, last_sequence = UINT64_MAX, last_change = now_ns();
+    uint64_t last_revision = 0, last_sequence = UINT64_MAX, last_change = now_ns(), cpu_started = own_cpu_us(RUSAGE_SELF);
     int finished = 0;
     while (!finished) {
         struct message frame;
@@ -549,6 +560,7 @@ static void syncd_subscribe_loop(struct connection *connection, uint64_t count, 
     }
     if (anomalies->ended) fprintf(stderr, "fanout-peer: syncd ended a subscriber's watch\n");
     report->finished_ns = now_ns();
+    report->cpu_us = own_cpu_us(RUSAGE_SELF) - cpu_started;
     free(seen);
 }
 
@@ -711,7 +723,9 @@ static int run_writers(int to_redis, const char *socket_path, int connections, u
         fprintf(stderr, "fanout-peer: a writer failed\n");
         return 2;
     }
-    printf("{\"writes_per_sec\":%.0f}\n", (double)count / ((double)(finished - started) / 1e9));
+    /* The writers' own CPU: every child's user and system time, reaped above. */
+    printf("{\"writes_per_sec\":%.0f,\"cpu_us\":%llu}\n", (double)count / ((double)(finished - started) / 1e9),
+           (unsigned long long)own_cpu_us(RUSAGE_CHILDREN));
     return 0;
 }
 
@@ -944,7 +958,7 @@ int main(int argc, char **argv) {
 
     /* The syncd writer says Hello before the clock starts. */
     struct connection *writer = syncd ? syncd_connect(where, "fanout-peer writer") : NULL;
-    uint64_t started = now_ns();
+    uint64_t started = now_ns(), writer_cpu_started = own_cpu_us(RUSAGE_SELF);
     char *value = malloc(value_size);
     if (syncd) {
         syncd_write(writer, count, pipeline, value_size, rate, children, subscribers);
@@ -1000,7 +1014,7 @@ int main(int argc, char **argv) {
             for (int index = 0; index < subscribers; index++) write_all(raw_clients[index], batch, length);
         }
     }
-    uint64_t writes_done = now_ns();
+    uint64_t writes_done = now_ns(), writer_cpu_us = own_cpu_us(RUSAGE_SELF) - writer_cpu_started, subscriber_cpu_us = 0;
 
     uint64_t *histogram = calloc(BUCKETS, sizeof(uint64_t)), delivered = 0, last_finish = writes_done;
     struct report *report = malloc(sizeof(struct report));
@@ -1015,6 +1029,7 @@ int main(int argc, char **argv) {
         }
         if (report->received != count) complete = 0;
         delivered += report->received;
+        subscriber_cpu_us += report->cpu_us;
         anomalies.duplicated += report->anomalies.duplicated;
         anomalies.out_of_order += report->anomalies.out_of_order;
         anomalies.resyncs += report->anomalies.resyncs;
@@ -1026,9 +1041,11 @@ int main(int argc, char **argv) {
     while (wait(NULL) > 0) {}
     if (raw || relay) unlink(raw_path);
 
-    printf("{\"writes_per_sec\":%.0f,\"delivered_per_sec\":%.0f,\"p50_us\":%d,\"p99_us\":%d,\"p999_us\":%d}\n",
+    printf("{\"writes_per_sec\":%.0f,\"delivered_per_sec\":%.0f,\"p50_us\":%d,\"p99_us\":%d,\"p999_us\":%d,"
+           "\"writer_cpu_us\":%llu,\"subscriber_cpu_us\":%llu}\n",
            (double)count / ((double)(writes_done - started) / 1e9), (double)delivered / ((double)(last_finish - started) / 1e9),
-           percentile(histogram, delivered, 0.5), percentile(histogram, delivered, 0.99), percentile(histogram, delivered, 0.999));
+           percentile(histogram, delivered, 0.5), percentile(histogram, delivered, 0.99), percentile(histogram, delivered, 0.999),
+           (unsigned long long)writer_cpu_us, (unsigned long long)subscriber_cpu_us);
     if (!complete) {
         fprintf(stderr, "fanout-peer: a subscriber missed messages (%llu of %llu delivered)\n", (unsigned long long)delivered,
                 (unsigned long long)(count * (uint64_t)subscribers));

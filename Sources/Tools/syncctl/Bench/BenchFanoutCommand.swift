@@ -90,8 +90,10 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         }
 
         let started = MonotonicClock.nanoseconds
+        let cpuStarted = ProcessCPUTime.microseconds
         try await write(using: connections, started: started)
         let writesFinishedAt = MonotonicClock.nanoseconds
+        let writerCPU = ProcessCPUTime.microseconds - cpuStarted
         try await waitFor("every subscriber to receive every write", children: children) {
             children.allSatisfy { $0.status != nil }
         }
@@ -106,6 +108,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
                     "subscriber \(index) exited with status \(children[index].status.map(String.init) ?? "?") and no report", code: 1)
             }
             merged.delivered += report.delivered
+            merged.cpuMicroseconds += report.cpuMicroseconds
             merged.duplicated += report.duplicated
             merged.outOfOrder += report.outOfOrder
             merged.latencies.add(report.latencies)
@@ -119,7 +122,8 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         if options.json {
             print(
                 JSONObject().number("writes_per_sec", Int(writeRate.rounded())).number("delivered_per_sec", Int(deliveryRate.rounded()))
-                    .number("p50_us", latency.p50).number("p99_us", latency.p99).number("p999_us", latency.p999).rendered
+                    .number("p50_us", latency.p50).number("p99_us", latency.p99).number("p999_us", latency.p999)
+                    .number("writer_cpu_us", Int(writerCPU)).number("subscriber_cpu_us", Int(merged.cpuMicroseconds)).rendered
             )
         } else {
             let pace = rate.map { "paced at \($0)/s" } ?? "pipeline \(pipeline)"
@@ -128,6 +132,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
                 fanout: \(count) writes of \(valueSize) B from \(writers) connection(s), \(pace), to \(subscribers) subscriber processes
                   \(Int(writeRate)) writes/s, \(Int(deliveryRate)) changes delivered/s
                   write-to-delivery latency p50 \(latency.p50) µs, p99 \(latency.p99) µs, p99.9 \(latency.p999) µs
+                  CPU \(perOperation(writerCPU, count)) µs per write (this process), \(perOperation(merged.cpuMicroseconds, merged.delivered)) µs per delivery (the subscribers)
                 """
             )
         }
@@ -172,6 +177,10 @@ struct BenchFanoutCommand: AsyncParsableCommand {
             }
             try await group.waitForAll()
         }
+    }
+
+    private func perOperation(_ microseconds: UInt64, _ operations: Int) -> String {
+        String(format: "%.2f", Double(microseconds) / Double(max(operations, 1)))
     }
 
     /// Polls `condition`; fails when a subscriber died or nothing changed for 60 s.

@@ -63,6 +63,7 @@ struct BenchPutCommand: AsyncParsableCommand {
         let remainder = count % workers
 
         let started = MonotonicClock.nanoseconds
+        let cpuStarted = ProcessCPUTime.microseconds
         let latencies = try await withThrowingTaskGroup(of: LatencyHistogram.self) { group in
             for worker in 0..<workers {
                 let client = clients[worker % connections]
@@ -89,12 +90,14 @@ struct BenchPutCommand: AsyncParsableCommand {
             return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
         }
         let seconds = Double(MonotonicClock.nanoseconds - started) / 1e9
+        let cpu = ProcessCPUTime.microseconds - cpuStarted
         if schema { try await clients[0].deleteSchema(prefix) }
         let rate = Double(latencies.count) / seconds
         if options.json {
             print(
                 JSONObject().number("ops_per_sec", Int(rate.rounded())).number("p50_us", latencies.p50)
-                    .number("p99_us", latencies.p99).number("p999_us", latencies.p999).number("max_us", latencies.max).rendered
+                    .number("p99_us", latencies.p99).number("p999_us", latencies.p999).number("max_us", latencies.max)
+                    .number("cpu_us", Int(cpu)).rendered
             )
         } else {
             print(
@@ -102,6 +105,7 @@ struct BenchPutCommand: AsyncParsableCommand {
                 put: \(latencies.count) puts of \(valueSize) B, \(connections) connections × pipeline \(pipeline)\(self.rate.map { ", paced at \($0)/s" } ?? ""), \(keys) keys
                   \(Int(rate)) puts/s (durable: each acknowledged after its commit)
                   latency p50 \(latencies.p50) µs, p99 \(latencies.p99) µs, p99.9 \(latencies.p999) µs, max \(latencies.max) µs
+                  this process's CPU \(String(format: "%.2f", Double(cpu) / Double(max(latencies.count, 1)))) µs per put
                 """
             )
         }

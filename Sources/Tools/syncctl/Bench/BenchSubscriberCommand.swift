@@ -17,6 +17,8 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
         var duplicated = 0
         var outOfOrder = 0
         var finishedAtNanos: UInt64 = 0
+        /// This process's CPU time from `bench/go` to the last delivery, µs.
+        var cpuMicroseconds: UInt64 = 0
         var latencies = LatencyHistogram()
     }
 
@@ -36,6 +38,7 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
         var report = Report()
         var seen = [Bool](repeating: false, count: count)
         var lastRevision: UInt64 = 0
+        var cpuStarted = ProcessCPUTime.microseconds
         do {
             for try await batch in client.watch(prefixes: ["bench/"], start: .after(after)) where batch.kind != .progress {
                 let now = MonotonicClock.nanoseconds
@@ -44,6 +47,7 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
                 for change in batch.changes {
                     if change.key == "bench/go" {
                         _ = FileManager.default.createFile(atPath: self.report + ".ready", contents: nil)
+                        cpuStarted = ProcessCPUTime.microseconds
                         continue
                     }
                     guard let (sentAt, sequence) = BenchValue.parse(change.entry.value), sequence < count else { continue }
@@ -61,6 +65,7 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
             CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
         }
         report.finishedAtNanos = MonotonicClock.nanoseconds
+        report.cpuMicroseconds = ProcessCPUTime.microseconds - cpuStarted
         try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: self.report))
         await client.close()
     }
