@@ -18,19 +18,23 @@ final class Connection: Sendable {
     /// Requests sent and not yet answered.
     private let awaited = Atomic<Int>(0)
 
-    private init(channel: any Channel, descriptor: CInt, router: ResponseRouter, welcome: Sharedstate_V1_Welcome) {
+    private init(
+        channel: any Channel, descriptor: CInt, router: ResponseRouter, welcome: Sharedstate_V1_Welcome, executor: EventLoopTaskExecutor
+    ) {
         self.channel = channel
         self.router = router
         self.welcome = welcome
         self.outbound = OutboundQueue(channel: channel, descriptor: descriptor)
-        self.resumption = EventLoopTaskExecutor(channel.eventLoop)
+        self.resumption = executor
     }
 
-    /// Connects to the socket in `configuration` and completes the handshake.
+    /// Connects to the socket in `configuration` on `executor`'s loop and completes the handshake.
     ///
     /// - Throws: `unavailable` naming the socket when syncd cannot be reached, `protocolViolation`
     ///   when it refuses the handshake.
-    static func open(_ configuration: SharedStateClient.Configuration) async throws(SharedStateError) -> Connection {
+    static func open(_ configuration: SharedStateClient.Configuration, on executor: EventLoopTaskExecutor) async throws(SharedStateError)
+        -> Connection
+    {
         let router = ResponseRouter()
         let path = configuration.socketPath
         let channel: any Channel
@@ -43,7 +47,7 @@ final class Connection: Sendable {
             throw SharedStateError(.unavailable, "cannot reach syncd at \(path): \(error).\(hint)")
         }
         do {
-            channel = try await ClientBootstrap(group: MainEventLoop.eventLoop ?? MultiThreadedEventLoopGroup.singleton.next())
+            channel = try await ClientBootstrap(group: executor.loop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(RoutingHandler(router: router, socketPath: path))
@@ -74,7 +78,7 @@ final class Connection: Sendable {
                 )
             }
             // The duplicate the caller's thread writes to (see OutboundQueue); -1 if none can be had.
-            return Connection(channel: channel, descriptor: dup(socket), router: router, welcome: welcome)
+            return Connection(channel: channel, descriptor: dup(socket), router: router, welcome: welcome, executor: executor)
         } catch {
             channel.close(promise: nil)
             throw error as? SharedStateError ?? SharedStateError(.unavailable, "handshake with syncd at \(path) failed: \(error)")

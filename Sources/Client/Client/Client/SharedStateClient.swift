@@ -67,6 +67,7 @@ public final class SharedStateClient: Sendable {
     }
 
     private let configuration: Configuration
+    private let loopExecutor: EventLoopTaskExecutor
     private let state: Mutex<State>
     private let lastIdentifier = Atomic<UInt64>(0)
 
@@ -93,8 +94,28 @@ public final class SharedStateClient: Sendable {
     /// Whether the client is connected now.
     public var connectionState: ConnectionState { state.withLock { $0.connectionState } }
 
-    private init(configuration: Configuration, connection: Connection) {
+    /// The thread that reads this client's connections, as a task executor: a task that prefers
+    /// it (`Task(executorPreference: client.executor)`, `withTaskExecutorPreference`) runs there
+    /// and is resumed there by each answer and each watch batch, with no other thread woken —
+    /// the cheapest way to make many calls or follow a busy watch, as a C client on one thread
+    /// would.
+    ///
+    /// ```swift
+    /// Task(executorPreference: client.executor) {
+    ///     for try await batch in client.watch(prefixes: ["sensor/"]) { tally(batch) }
+    /// }
+    /// ```
+    ///
+    /// Such a task shares the thread with the socket's reads, as any code on an event loop does:
+    /// while it computes or blocks, nothing is read for this client, nor for the other clients
+    /// of the process that NIO gave the same thread. Keep its work short and non-blocking, and
+    /// hand anything long to another task. Under ``MainEventLoop`` it is the main thread's
+    /// executor. Reconnections stay on it.
+    public var executor: any TaskExecutor { loopExecutor }
+
+    private init(configuration: Configuration, loopExecutor: EventLoopTaskExecutor, connection: Connection) {
         self.configuration = configuration
+        self.loopExecutor = loopExecutor
         self.state = Mutex(State(connection: connection))
         watchForEnd(of: connection)
     }
@@ -104,7 +125,9 @@ public final class SharedStateClient: Sendable {
     /// - Throws: `SharedStateError` `unavailable` naming the socket when syncd cannot be reached,
     ///   `protocolViolation` when it refuses the handshake.
     public static func connect(_ configuration: Configuration = Configuration()) async throws(SharedStateError) -> SharedStateClient {
-        SharedStateClient(configuration: configuration, connection: try await Connection.open(configuration))
+        let executor = EventLoopTaskExecutor.forNewClient()
+        return SharedStateClient(
+            configuration: configuration, loopExecutor: executor, connection: try await Connection.open(configuration, on: executor))
     }
 
     /// The connection state now, then every change to it; finishes when the client closes.
@@ -563,12 +586,12 @@ public final class SharedStateClient: Sendable {
         publish(.reconnecting)
         // A task of its own: the client is used from arbitrary tasks and has no run() that could
         // own it. It holds the client weakly and is cancelled by close().
-        let task = Task { [weak self, configuration] in
+        let task = Task { [weak self, configuration, loopExecutor] in
             var backoff = Backoff(initial: .milliseconds(50), maximum: configuration.maxReconnectDelay)
             while !Task.isCancelled {
                 try? await Task.sleep(for: backoff.next())
                 guard !Task.isCancelled, self != nil else { return }
-                if let connection = try? await Connection.open(configuration) {
+                if let connection = try? await Connection.open(configuration, on: loopExecutor) {
                     guard let self else {
                         connection.close()
                         return

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 
 /// An event loop as a task executor: a task that prefers it (`withTaskExecutorPreference`) runs
 /// its nonisolated work, and is resumed from a continuation, on the loop's thread.
@@ -12,6 +13,12 @@ final class EventLoopTaskExecutor: TaskExecutor {
 
     init(_ loop: any EventLoop) {
         self.loop = loop
+    }
+
+    /// The loop a new client reads its connections on, for its life: the main thread's under
+    /// ``MainEventLoop``, otherwise the next of NIO's shared loops.
+    static func forNewClient() -> EventLoopTaskExecutor {
+        MainEventLoop.taskExecutor ?? EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

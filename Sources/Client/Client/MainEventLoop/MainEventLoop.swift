@@ -12,9 +12,10 @@ import NIOPosix
 /// `MainEventLoop` the thread that reads the socket is the main actor's, so `.observe` sends a
 /// change to the store inside the read, with no thread woken, and a lone write from the main
 /// actor leaves from the same thread, and its answer resumes it on that thread too. (A task
-/// waiting on a continuation of its own, such as a `for try await` over a watch, is still resumed
-/// through the global executor's threads: Swift 6.3 resumes a continuation there unless the task
-/// prefers another executor. To pace main-actor code, sleep on ``clock``, which stays on the main
+/// waiting on a continuation of its own, such as a nonisolated `for try await` over a watch, is
+/// still resumed through the global executor's threads unless it prefers the client's
+/// ``SharedStateClient/executor``: Swift 6.3 resumes a continuation on the task's preferred
+/// executor, else there. To pace main-actor code, sleep on ``clock``, which stays on the main
 /// thread.)
 ///
 /// Call it first thing in a synchronous `main`, before any `async` code has run:

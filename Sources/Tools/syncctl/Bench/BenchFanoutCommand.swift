@@ -39,6 +39,14 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     @Option(help: "Writes per second, all writers together (default: as fast as possible).")
     var rate: Int?
 
+    @Flag(
+        help: """
+            Run the client tasks on Swift's global executor instead of each client's own \
+            (SharedStateClient.executor): the cost of a program that does not prefer it.
+            """
+    )
+    var globalExecutor = false
+
     @Option(
         help: """
             The socket of the syncd the subscribers watch, when it is not the one written to: another \
@@ -146,6 +154,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
 
     private func startSubscriber(after revision: UInt64, report: String) async throws -> BenchChild {
         var arguments = ["bench", "subscriber", "--after", "\(revision)", "--count", "\(count)", "--report", report]
+        if globalExecutor { arguments.append("--global-executor") }
         if let socket = subscriberSocket ?? options.socket { arguments = ["--socket", socket] + arguments }
         let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
         return try await BenchChild.start(executable, arguments)
@@ -158,7 +167,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for connection in connections {
                 for _ in 0..<pipeline {
-                    group.addTask {
+                    group.addTask(executorPreference: globalExecutor ? nil : connection.executor) {
                         while true {
                             let sequence = next.take()
                             if sequence >= count { return }

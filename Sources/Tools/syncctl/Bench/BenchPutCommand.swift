@@ -33,6 +33,14 @@ struct BenchPutCommand: AsyncParsableCommand {
     )
     var rate: Int?
 
+    @Flag(
+        help: """
+            Run the client tasks on Swift's global executor instead of each client's own \
+            (SharedStateClient.executor): the cost of a program that does not prefer it.
+            """
+    )
+    var globalExecutor = false
+
     @Flag(help: "Write objects of 5 members (under bench/records/), the shape a schema checks.")
     var records = false
 
@@ -69,7 +77,7 @@ struct BenchPutCommand: AsyncParsableCommand {
                 let client = clients[worker % connections]
                 let operations = perWorker + (worker < remainder ? 1 : 0)
                 let (keys, rate) = (self.keys, self.rate)
-                group.addTask {
+                group.addTask(executorPreference: globalExecutor ? nil : client.executor) {
                     var samples = LatencyHistogram()
                     for index in 0..<operations {
                         let sequence = worker + index * workers

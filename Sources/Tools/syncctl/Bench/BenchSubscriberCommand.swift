@@ -30,6 +30,9 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
     @Option(help: "Writes to expect.")
     var count: Int
 
+    @Flag(help: "Watch from Swift's global executor instead of the client's own.")
+    var globalExecutor = false
+
     @Option(help: "Where to write the report; <report>.ready is created when watching.")
     var report: String
 
@@ -40,26 +43,28 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
         var lastRevision: UInt64 = 0
         var cpuStarted = ProcessCPUTime.microseconds
         do {
-            for try await batch in client.watch(prefixes: ["bench/"], start: .after(after)) where batch.kind != .progress {
-                let now = MonotonicClock.nanoseconds
-                if batch.revision <= lastRevision { report.outOfOrder += 1 }
-                lastRevision = batch.revision
-                for change in batch.changes {
-                    if change.key == "bench/go" {
-                        _ = FileManager.default.createFile(atPath: self.report + ".ready", contents: nil)
-                        cpuStarted = ProcessCPUTime.microseconds
-                        continue
+            try await withTaskExecutorPreference(globalExecutor ? nil : client.executor) {
+                for try await batch in client.watch(prefixes: ["bench/"], start: .after(after)) where batch.kind != .progress {
+                    let now = MonotonicClock.nanoseconds
+                    if batch.revision <= lastRevision { report.outOfOrder += 1 }
+                    lastRevision = batch.revision
+                    for change in batch.changes {
+                        if change.key == "bench/go" {
+                            _ = FileManager.default.createFile(atPath: self.report + ".ready", contents: nil)
+                            cpuStarted = ProcessCPUTime.microseconds
+                            continue
+                        }
+                        guard let (sentAt, sequence) = BenchValue.parse(change.entry.value), sequence < count else { continue }
+                        if seen[sequence] {
+                            report.duplicated += 1
+                        } else {
+                            seen[sequence] = true
+                            report.delivered += 1
+                            report.latencies.record(nanoseconds: now &- sentAt)
+                        }
                     }
-                    guard let (sentAt, sequence) = BenchValue.parse(change.entry.value), sequence < count else { continue }
-                    if seen[sequence] {
-                        report.duplicated += 1
-                    } else {
-                        seen[sequence] = true
-                        report.delivered += 1
-                        report.latencies.record(nanoseconds: now &- sentAt)
-                    }
+                    if report.delivered == count { break }
                 }
-                if report.delivered == count { break }
             }
         } catch let error as SharedStateError {
             CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
