@@ -69,11 +69,15 @@ package final class WatchBuffer: Sendable {
 
     private let configuration: Configuration
     private let state: Mutex<State>
+    /// Whether batches wait for ``release(through:)`` (the in-memory shared state's watches,
+    /// whose writers also wait for the consumer: see ``waitUntilHandled(through:timeout:)``).
+    private let holdsUntilReleased: Bool
 
     /// - Parameter holdsUntilReleased: Whether the consumer gets a batch only once
     ///   ``release(through:)`` released its revision (or the stream ended).
     package init(configuration: Configuration = Configuration(), holdsUntilReleased: Bool = false) {
         self.configuration = configuration
+        self.holdsUntilReleased = holdsUntilReleased
         self.state = Mutex(State(releasedRevision: holdsUntilReleased ? 0 : .max))
     }
 
@@ -245,6 +249,11 @@ package final class WatchBuffer: Sendable {
     /// that actor; under ``MainEventLoop`` a handler registered with
     /// ``handleOnMainActor(_:)`` is called inside the read instead.
     func next(isolation: isolated (any Actor)? = #isolation) async throws -> WatchBatch? {
+        // A batch already waiting is taken without suspending: no continuation, cancellation
+        // handler or executor switch. A consumer that keeps up with a burst read in one go takes
+        // all but the first this way. (A holding buffer also tracks its consumer's task and the
+        // writers waiting for it: it always takes the way below.)
+        if !holdsUntilReleased, let batch = takeWaitingBatch() { return batch }
         let task = withUnsafeCurrentTask { $0?.hashValue }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation(isolation: isolation) { (continuation: CheckedContinuation<WatchBatch?, any Error>) in
@@ -290,6 +299,17 @@ package final class WatchBuffer: Sendable {
             }
         } onCancel: {
             terminate()
+        }
+    }
+
+    /// The batch a consumer coming back would take at once, as ``next(isolation:)`` takes it.
+    private func takeWaitingBatch() -> WatchBatch? {
+        state.withLock { state in
+            guard state.consumer == nil else { return nil }
+            // Coming back means everything given so far was handled.
+            state.handledRevision = state.deliveredRevision
+            state.hasConsumer = true
+            return state.takeReleased()
         }
     }
 

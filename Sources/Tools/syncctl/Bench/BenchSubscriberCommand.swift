@@ -39,6 +39,8 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
     func run() async throws {
         let client = try await options.connect()
         var report = Report()
+        // Read once: an ArgumentParser option's getter is not free, and this loop runs per change.
+        let count = self.count
         var seen = [Bool](repeating: false, count: count)
         var lastRevision: UInt64 = 0
         var cpuStarted = ProcessCPUTime.microseconds
