@@ -103,9 +103,17 @@ final class Connection: Sendable {
             // Resumed on the loop that reads the answer, then back on the caller's actor: under
             // MainEventLoop the same thread, no other woken (Swift 6.3 would resume the task on
             // the global executor's threads first).
-            response = try await withTaskExecutorPreference(resumption) {
-                try await router.call(id: id) {
+            // A task that prefers the loop already (SharedStateClient.executor) skips pushing the
+            // same preference again, a status record added and removed under the task's lock.
+            if withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor == resumption.asUnownedTaskExecutor() }) {
+                response = try await router.call(id: id) {
                     outbound.send(frame, mayWriteAtOnce: isAlone)
+                }
+            } else {
+                response = try await withTaskExecutorPreference(resumption) {
+                    try await router.call(id: id) {
+                        outbound.send(frame, mayWriteAtOnce: isAlone)
+                    }
                 }
             }
         } catch {
