@@ -90,8 +90,16 @@ final class Connection: Sendable {
     nonisolated(nonsending) func call(_ operation: Sharedstate_V1_Request.OneOf_Operation) async throws(SharedStateError)
         -> Sharedstate_V1_Response.OneOf_Result
     {
+        try await call { id in Frame.encode(Self.requestFrame(id: id, operation)) }
+    }
+
+    /// Sends the request `frame` makes under a fresh request id and waits for its result, as
+    /// ``call(_:)`` does: for a frame written by hand (``PutRequestFrame``).
+    nonisolated(nonsending) func call(framing frame: (UInt64) -> ByteBuffer) async throws(SharedStateError)
+        -> Sharedstate_V1_Response.OneOf_Result
+    {
         let id = router.makeRequestID()
-        let frame = Frame.encode(Self.requestFrame(id: id, operation))
+        let frame = frame(id)
         let outbound = self.outbound
         // A lone request is written at once by this thread; requests that overlap (pipelined, or
         // from several tasks) are gathered into one write by the event loop, which costs syncd

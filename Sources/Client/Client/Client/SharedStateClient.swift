@@ -235,15 +235,9 @@ public final class SharedStateClient: Sendable {
         try KeyRules.validateKey(key, limits: limits)
         try ValueRules.validateValue(value, limits: limits)
         try RequestRules.validateCause(cause)
-        let result = try await connection().call(
-            .put(
-                .with {
-                    $0.key = key
-                    $0.value = value
-                    if let ifVersion { $0.ifVersion = ifVersion }
-                    $0.ephemeral = ephemeral
-                    $0.cause = cause
-                }))
+        let result = try await connection().call { id in
+            PutRequestFrame.encode(id: id, key: key, value: value, ifVersion: ifVersion, ephemeral: ephemeral, cause: cause)
+        }
         guard case .put(let put) = result else { throw unexpected(result) }
         state.withLock { state in
             // Most puts are not ephemeral, and most clients hold no presence to forget.
