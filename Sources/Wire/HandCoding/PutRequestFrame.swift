@@ -3,7 +3,7 @@ import NIOCore
 
 /// The frame of a put request, written by the client by hand: what a writing process sends for
 /// each write, without building SwiftProtobuf's messages (`Frame.encode` was a tenth of a
-/// pipelined writer's CPU). syncd reads the same shape by hand too (``DecodedPut``).
+/// pipelined writer's CPU; D48). syncd reads the same shape by hand too (``DecodedPut``).
 ///
 /// The bytes are SwiftProtobuf's for a `ClientFrame` whose `request` holds an id and a
 /// `PutRequest`: fields in number order, zero values left out, `if_version` written whenever it is

@@ -112,7 +112,7 @@ final class Connection: Sendable {
             // MainEventLoop the same thread, no other woken (Swift 6.3 would resume the task on
             // the global executor's threads first).
             // A task that prefers the loop already (SharedStateClient.executor) skips pushing the
-            // same preference again, a status record added and removed under the task's lock.
+            // same preference again, a status record added and removed under the task's lock (D49).
             if withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor == resumption.asUnownedTaskExecutor() }) {
                 response = try await router.call(id: id) {
                     outbound.send(frame, mayWriteAtOnce: isAlone)

@@ -252,7 +252,7 @@ package final class WatchBuffer: Sendable {
         // A batch already waiting is taken without suspending: no continuation, cancellation
         // handler or executor switch. A consumer that keeps up with a burst read in one go takes
         // all but the first this way. (A holding buffer also tracks its consumer's task and the
-        // writers waiting for it: it always takes the way below.)
+        // writers waiting for it: it always takes the way below. D50.)
         if !holdsUntilReleased, let batch = takeWaitingBatch() { return batch }
         let task = withUnsafeCurrentTask { $0?.hashValue }
         return try await withTaskCancellationHandler {
