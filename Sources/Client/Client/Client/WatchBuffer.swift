@@ -244,10 +244,11 @@ package final class WatchBuffer: Sendable {
 
     /// The next batch, nil at the end; ends the watch when the consuming task is cancelled.
     ///
-    /// It runs on `isolation`, the caller's actor. A consumer that waits is resumed through
-    /// Swift's global executor (Swift 6.3 resumes every continuation there) and then hops back to
-    /// that actor; under ``MainEventLoop`` a handler registered with
-    /// ``handleOnMainActor(_:)`` is called inside the read instead.
+    /// It runs on `isolation`, the caller's actor. A consumer that waits is resumed on its task's
+    /// executor preference (``SharedStateClient/executor``: in the read that brought the batch),
+    /// or else through Swift's global executor, and then hops back to that actor; under
+    /// ``MainEventLoop`` a handler registered with ``handleOnMainActor(_:)`` is called inside the
+    /// read instead.
     func next(isolation: isolated (any Actor)? = #isolation) async throws -> WatchBatch? {
         // A batch already waiting is taken without suspending: no continuation, cancellation
         // handler or executor switch. A consumer that keeps up with a burst read in one go takes
