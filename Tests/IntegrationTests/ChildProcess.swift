@@ -13,6 +13,10 @@ import Testing
 /// Started with swift-subprocess: the child inherits no descriptor but its three streams (files
 /// here, read when asked for), starts with every signal at its default and none blocked, and is
 /// reaped by Subprocess's monitor when it exits. Nothing is spawned one at a time.
+///
+/// Whether it exited is asked of the kernel, not only of that monitor: Subprocess reaps a child
+/// in a task of the global pool, which a loaded test process (two threads on two cores) may keep
+/// waiting for seconds, while the kernel knows at once.
 final class ChildProcess {
     /// Its process id.
     let pid: pid_t
@@ -120,7 +124,17 @@ final class ChildProcess {
     var isRunning: Bool { exitStatus == nil }
 
     /// The status the process exited with (its signal when a signal ended it), or nil while it runs.
-    var exitStatus: Int32? { exit.status }
+    var exitStatus: Int32? { exit.status ?? Self.exitedButNotReaped(pid) }
+
+    /// The status of a child that exited and waits to be reaped, read without reaping it (that
+    /// stays Subprocess's); nil while it runs, or once reaped.
+    private static func exitedButNotReaped(_ pid: pid_t) -> Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+            info._sifields._sigchld.si_pid == pid
+        else { return nil }
+        return info._sifields._sigchld.si_status
+    }
 
     /// The user and system time it has used so far, in clock ticks (`/proc/PID/stat`); 0 when
     /// that cannot be read.

@@ -206,10 +206,15 @@ final class EtcdCluster {
 
 /// Starts a cluster of `size` members and a client of it (with its connections running), runs
 /// `body`, then closes the client and kills the cluster.
-func withEtcd(size: Int = 3, _ body: (EtcdCluster, EtcdClient) async throws -> Void) async throws {
+///
+/// - Parameter callTimeout: The client's wait for an answer before it calls etcd unavailable;
+///   a test of what etcd answers, not of when, gives a loaded machine more than the default.
+func withEtcd(
+    size: Int = 3, callTimeout: Duration = .seconds(5), _ body: (EtcdCluster, EtcdClient) async throws -> Void
+) async throws {
     let scratch = try Scratch()
     let cluster = try await EtcdCluster(size: size, scratch: scratch)
-    let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints))
+    let etcd = try EtcdClient(endpoints: EtcdEndpoint.list(parsing: cluster.endpoints), callTimeout: callTimeout)
     try await withThrowingDiscardingTaskGroup { group in
         group.addTask { try await etcd.run() }
         defer { etcd.shutDown() }
