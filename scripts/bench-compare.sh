@@ -179,6 +179,14 @@ sv=$(json delivered_per_sec <<<"$s")
 client_row "subscriber CPU µs per delivered event, 8 subscriber processes" "$swift_event_client" "$(per_op 0 "$(json subscriber_cpu_us <<<"$s")" $((fanout * 8)))" "≤ 1.5×"
 client_row "delivered events/s to 8 subscriber processes" "$swift_delivered_per_sec" "$sv" "≥ 0.8×"
 client_row "syncd CPU µs per delivered event, fed by each" "$swift_event_syncd" "$(per_op "$c0" "$c1" $((fanout * 8)))" "≤ 1.2×"
+# The floors under the client's cost per event: the same subscribers reading without SyncClient,
+# on a NIO channel as the client reads, and with read(2) as the C peer reads; both decode each
+# event as the client does (bench fanout --reader).
+c_event_client=$(per_op 0 "$(json subscriber_cpu_us <<<"$s")" $((fanout * 8)))
+for reader in nio read; do
+    f=$("$bin/syncctl" --socket "$syncd_socket" --json bench fanout --reader "$reader" --subscribers 8 --writers 1 --pipeline 16 --count "$fanout" --value-size 100)
+    client_row "the same event read by $reader, without SyncClient (its floor)" "$(per_op 0 "$(json subscriber_cpu_us <<<"$f")" $((fanout * 8)))" "$c_event_client" "(for comparison)"
+done
 row "delivered events/s, C clients at both ends → 8 subscriber processes" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
 
 # Paced: 1,000 writes/s, write-to-delivery p99 at 8 subscriber processes.

@@ -83,6 +83,22 @@ import Testing
         try await daemon.stop()
     }
 
+    /// `bench fanout` checks every delivery whichever way its subscribers read: SyncClient's watch,
+    /// and the two floors under it (a NIO channel, read(2)) that say what the client adds.
+    @Test(arguments: ["client", "nio", "read"])
+    func benchFanoutDeliversEveryWriteToEverySubscriber(reader: String) async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let bench = try await syncctl(
+            ["--json", "bench", "fanout", "--reader", reader, "--subscribers", "2", "--count", "300", "--pipeline", "4"],
+            scratch: scratch, timeout: .seconds(60))
+        #expect(bench.status == 0, "\(bench.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any]
+        #expect((report?["delivered_per_sec"] as? Int ?? 0) > 0, "\(bench.stdout)")
+        #expect((report?["subscriber_cpu_us"] as? Int ?? 0) > 0, "\(bench.stdout)")
+        try await daemon.stop()
+    }
+
     @Test func compactRemovesHistoryButNotValues() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)

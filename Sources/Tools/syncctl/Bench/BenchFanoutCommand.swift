@@ -49,6 +49,13 @@ struct BenchFanoutCommand: AsyncParsableCommand {
 
     @Option(
         help: """
+            How each subscriber reads: \(BenchSubscriberCommand.Reader.help). The last two measure \
+            the floors under the client's cost per delivered event.
+            """)
+    var reader = BenchSubscriberCommand.Reader.client
+
+    @Option(
+        help: """
             The socket of the syncd the subscribers watch, when it is not the one written to: another \
             host's syncd on the same etcd cluster (--backend etcd), to time a change crossing hosts.
             """)
@@ -155,6 +162,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     private func startSubscriber(after revision: UInt64, report: String) async throws -> BenchChild {
         var arguments = ["bench", "subscriber", "--after", "\(revision)", "--count", "\(count)", "--report", report]
         if globalExecutor { arguments.append("--global-executor") }
+        if reader != .client { arguments += ["--reader", reader.rawValue] }
         if let socket = subscriberSocket ?? options.socket { arguments = ["--socket", socket] + arguments }
         let executable = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
         return try await BenchChild.start(executable, arguments)

@@ -22,6 +22,23 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
         var latencies = LatencyHistogram()
     }
 
+    /// How a subscriber reads its watch: through SyncClient, or one of the floors under it.
+    enum Reader: String, ExpressibleByArgument, CaseIterable {
+        /// SyncClient's watch, iterated with `for try await`: what a Swift program gets.
+        case client
+        /// A NIO channel that cuts and decodes the frames as SyncClient does, and nothing else:
+        /// the floor of a client built on NIO.
+        case nio
+        /// A thread calling read(2) on a blocking socket, as the C peer does, then the same
+        /// cutting and decoding: the floor of Swift's decoding without NIO.
+        case read
+
+        static let help = """
+            client (SyncClient's watch), nio (a NIO channel decoding the frames, without SyncClient: \
+            its floor) or read (read(2) on a blocking socket, as the C peer reads, then the same decoding)
+            """
+    }
+
     @OptionGroup var options: GlobalOptions
 
     @Option(help: "Deliver the changes after this revision.")
@@ -33,47 +50,35 @@ struct BenchSubscriberCommand: AsyncParsableCommand {
     @Flag(help: "Watch from Swift's global executor instead of the client's own.")
     var globalExecutor = false
 
+    @Option(help: "How to read the watch: \(BenchSubscriberCommand.Reader.help)")
+    var reader = Reader.client
+
     @Option(help: "Where to write the report; <report>.ready is created when watching.")
     var report: String
 
     func run() async throws {
+        guard reader == .client else {
+            let socket = SharedStateClient.Configuration(socketPath: options.socket).socketPath
+            let tally = BenchSubscriberTally(count: count, readyFile: self.report + ".ready")
+            let report = try await CommandFailure.exitOnError {
+                try await BenchFloorReader.run(reader == .nio ? .nio : .read, socket: socket, after: after, tally: tally)
+            }
+            try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: self.report))
+            return
+        }
         let client = try await options.connect()
-        var report = Report()
-        // Read once: an ArgumentParser option's getter is not free, and this loop runs per change.
-        let count = self.count
-        var seen = [Bool](repeating: false, count: count)
-        var lastRevision: UInt64 = 0
-        var cpuStarted = ProcessCPUTime.microseconds
+        var tally = BenchSubscriberTally(count: count, readyFile: self.report + ".ready")
         do {
             try await withTaskExecutorPreference(globalExecutor ? nil : client.executor) {
                 for try await batch in client.watch(prefixes: ["bench/"], start: .after(after)) where batch.kind != .progress {
-                    let now = MonotonicClock.nanoseconds
-                    if batch.revision <= lastRevision { report.outOfOrder += 1 }
-                    lastRevision = batch.revision
-                    for change in batch.changes {
-                        if change.key == "bench/go" {
-                            _ = FileManager.default.createFile(atPath: self.report + ".ready", contents: nil)
-                            cpuStarted = ProcessCPUTime.microseconds
-                            continue
-                        }
-                        guard let (sentAt, sequence) = BenchValue.parse(change.entry.value), sequence < count else { continue }
-                        if seen[sequence] {
-                            report.duplicated += 1
-                        } else {
-                            seen[sequence] = true
-                            report.delivered += 1
-                            report.latencies.record(nanoseconds: now &- sentAt)
-                        }
-                    }
-                    if report.delivered == count { break }
+                    tally.take(revision: batch.revision, changes: batch.changes, receivedAt: MonotonicClock.nanoseconds)
+                    if tally.isComplete { break }
                 }
             }
         } catch let error as SharedStateError {
             CommandFailure.fail(error.message, code: CommandFailure.exitCode(for: error))
         }
-        report.finishedAtNanos = MonotonicClock.nanoseconds
-        report.cpuMicroseconds = ProcessCPUTime.microseconds - cpuStarted
-        try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: self.report))
+        try JSONEncoder().encode(tally.finish()).write(to: URL(fileURLWithPath: self.report))
         await client.close()
     }
 }
