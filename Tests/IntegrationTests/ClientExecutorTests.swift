@@ -61,4 +61,43 @@ import Testing
         await client.close()
         try await daemon.stop()
     }
+
+    /// `client.clock` sleeps on a timer of the client's loop: a task preferring the client's
+    /// executor wakes on the thread that reads its socket, no earlier than the deadline, and a
+    /// cancelled sleep throws at once.
+    @Test func theClientsClockWakesATaskPreferringItsExecutorOnTheReadingThread() async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let client = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "clock"))
+        let clock = client.clock
+
+        let woken = try await Task(executorPreference: client.executor) {
+            var woken: [(onReadingThread: Bool, late: Bool)] = []
+            for milliseconds in [1, 5, 20] {
+                let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
+                try await clock.sleep(until: deadline)
+                woken.append((client.readsOnThisThread, clock.now >= deadline))
+            }
+            // A deadline already passed returns at once.
+            try await clock.sleep(until: clock.now.advanced(by: .seconds(-1)))
+            return woken
+        }.value
+        #expect(woken.map(\.onReadingThread) == [true, true, true])
+        #expect(woken.map(\.late) == [true, true, true])
+
+        // From a task without the preference it sleeps on the loop too and resumes where it was.
+        let deadline = clock.now.advanced(by: .milliseconds(5))
+        try await Task.detached { try await clock.sleep(until: deadline) }.value
+        #expect(clock.now >= deadline)
+
+        let sleeper = Task(executorPreference: client.executor) { try await clock.sleep(until: .now.advanced(by: .seconds(30))) }
+        try await Task.sleep(for: .milliseconds(20))
+        sleeper.cancel()
+        let started = ContinuousClock.now
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(ContinuousClock.now - started < .seconds(10))
+
+        await client.close()
+        try await daemon.stop()
+    }
 }

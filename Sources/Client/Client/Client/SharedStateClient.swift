@@ -113,6 +113,12 @@ public final class SharedStateClient: Sendable {
     /// executor. Reconnections stay on it.
     public var executor: any TaskExecutor { loopExecutor }
 
+    /// A clock whose sleeps are timers of the loop behind ``executor``: a task that prefers the
+    /// executor and paces itself with it wakes on that thread, without the two more thread
+    /// wake-ups a sleep of `Task.sleep` costs (``EventLoopClock``). Its instants are
+    /// `ContinuousClock`'s.
+    public var clock: EventLoopClock { EventLoopClock(loopExecutor) }
+
     private init(configuration: Configuration, loopExecutor: EventLoopTaskExecutor, connection: Connection) {
         self.configuration = configuration
         self.loopExecutor = loopExecutor

@@ -44,73 +44,11 @@ public struct MainEventLoopClock: Clock {
         guard let executor = MainEventLoop.taskExecutor else {
             return try await ContinuousClock().sleep(until: deadline, tolerance: tolerance)
         }
-        try Task.checkCancellation()
-        let delay = Instant.now.duration(to: deadline)
-        guard delay > .zero else { return }
-        let sleep = LoopTimerSleep()
-        // Preferring the loop as the task's executor while it waits: Swift 6.3 resumes a
-        // continuation on the task's executor preference, or the global executor's threads when
-        // there is none, even for a task that waits on the main actor.
-        try await withTaskExecutorPreference(executor) {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    sleep.start(continuation, on: executor.loop, after: delay)
-                }
-            } onCancel: {
-                sleep.cancel()
-            }
-        }
+        return try await EventLoopClock(executor).sleep(until: deadline)
     }
 }
 
 extension MainEventLoop {
     /// A clock whose sleeps are the main event loop's own timers (``MainEventLoopClock``).
     public static var clock: MainEventLoopClock { MainEventLoopClock() }
-}
-
-/// One sleep on an event loop's timer: resumed by the timer, or by cancellation, once.
-private final class LoopTimerSleep: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, any Error>?
-        var timer: Scheduled<Void>?
-        var isCancelled = false
-    }
-
-    private let state = Mutex(State())
-
-    func start(_ continuation: CheckedContinuation<Void, any Error>, on loop: any EventLoop, after delay: Duration) {
-        let isCancelled = state.withLock { state in
-            if !state.isCancelled { state.continuation = continuation }
-            return state.isCancelled
-        }
-        guard !isCancelled else { return continuation.resume(throwing: CancellationError()) }
-        let (seconds, attoseconds) = delay.components
-        let timer = loop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
-            self.fire()
-        }
-        // Cancelled meanwhile: the continuation was resumed then, and the timer is not wanted.
-        let cancelledMeanwhile = state.withLock { state in
-            if !state.isCancelled { state.timer = timer }
-            return state.isCancelled
-        }
-        if cancelledMeanwhile { timer.cancel() }
-    }
-
-    private func fire() {
-        let continuation = state.withLock { state in
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume()
-    }
-
-    func cancel() {
-        let (continuation, timer) = state.withLock { state in
-            state.isCancelled = true
-            defer { (state.continuation, state.timer) = (nil, nil) }
-            return (state.continuation, state.timer)
-        }
-        timer?.cancel()
-        continuation?.resume(throwing: CancellationError())
-    }
 }

@@ -171,7 +171,7 @@ struct BenchFanoutCommand: AsyncParsableCommand {
     /// `count` writes from every connection, `pipeline` in flight on each, paced when `rate` is set.
     private func write(using connections: [SharedStateClient], started: UInt64) async throws {
         let next = SequenceCounter()
-        let (count, valueSize, rate) = (self.count, self.valueSize, self.rate)
+        let (count, valueSize, rate, globalExecutor) = (self.count, self.valueSize, self.rate, self.globalExecutor)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for connection in connections {
                 for _ in 0..<pipeline {
@@ -182,7 +182,15 @@ struct BenchFanoutCommand: AsyncParsableCommand {
                             if let rate {
                                 let due = started + UInt64(sequence) * 1_000_000_000 / UInt64(rate)
                                 let now = MonotonicClock.nanoseconds
-                                if due > now { try await Task.sleep(for: .nanoseconds(due - now)) }
+                                if due > now {
+                                    // On the client's loop, as a C writer sleeps in its own thread.
+                                    let delay = Duration.nanoseconds(due - now)
+                                    if globalExecutor {
+                                        try await Task.sleep(for: delay)
+                                    } else {
+                                        try await connection.clock.sleep(for: delay)
+                                    }
+                                }
                             }
                             let value = BenchValue.make(sequence: sequence, size: valueSize)
                             _ = try await CommandFailure.exitOnError {

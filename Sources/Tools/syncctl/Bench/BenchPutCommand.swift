@@ -76,7 +76,7 @@ struct BenchPutCommand: AsyncParsableCommand {
             for worker in 0..<workers {
                 let client = clients[worker % connections]
                 let operations = perWorker + (worker < remainder ? 1 : 0)
-                let (keys, rate) = (self.keys, self.rate)
+                let (keys, rate, globalExecutor) = (self.keys, self.rate, self.globalExecutor)
                 group.addTask(executorPreference: globalExecutor ? nil : client.executor) {
                     var samples = LatencyHistogram()
                     for index in 0..<operations {
@@ -86,7 +86,11 @@ struct BenchPutCommand: AsyncParsableCommand {
                         if let rate {
                             // Timed from when it was due: a put held up by the one before waited too.
                             let due = started + UInt64(sequence) * 1_000_000_000 / UInt64(rate)
-                            if due > sent { try await Task.sleep(for: .nanoseconds(due - sent)) }
+                            if due > sent {
+                                // On the client's loop, as a C writer sleeps in its own thread.
+                                let delay = Duration.nanoseconds(due - sent)
+                                if globalExecutor { try await Task.sleep(for: delay) } else { try await client.clock.sleep(for: delay) }
+                            }
                             sent = due
                         }
                         try await client.put(key, value: value)
