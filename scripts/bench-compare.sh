@@ -130,6 +130,12 @@ c_put_client=$(per_op 0 "$(json cpu_us <<<"$s")" "$puts") c_put_syncd=$(per_op "
 client_row "client CPU µs per pipelined put, 4 conn × 16 in flight" "$swift_put_client" "$c_put_client" "≤ 1.5×"
 client_row "writes/s, 4 conn × 16 in flight" "$swift_puts_per_sec" "$sv" "≥ 0.8×"
 client_row "syncd CPU µs per such write, fed by each" "$swift_put_syncd" "$c_put_syncd" "≤ 1.2×"
+# The floors under the client's cost per put: the same puts without SyncClient, on NIO channels
+# and with write(2), each frame made by hand as the client makes it (bench put --writer).
+for writer in nio write; do
+    f=$("$bin/syncctl" --socket "$syncd_socket" --json bench put --writer "$writer" --connections 4 --pipeline 16 --count "$puts" --value-size 100)
+    client_row "the same put made by $writer, without SyncClient (its floor)" "$(per_op 0 "$(json cpu_us <<<"$f")" "$puts")" "$c_put_client" "(for comparison)"
+done
 row "acknowledged writes/s, normal vs everysec, from C writers, 4 conn × pipeline 16, 100 B" "$sv" "$rv" "$(ratio "$sv" "$rv")" "≥ 0.5×"
 cpu_row "acknowledged write, normal, from C writers, 4 conn × pipeline 16, 100 B" "$c_put_syncd" "$(per_op "$d0" "$d1" "$puts")" "≤ 2.0×"
 

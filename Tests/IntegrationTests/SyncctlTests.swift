@@ -99,6 +99,23 @@ import Testing
         try await daemon.stop()
     }
 
+    /// `bench put` makes every put whichever way it writes: through SyncClient, and the two floors
+    /// under it (a NIO channel, write(2)); each put lands, so the last key holds the value.
+    @Test(arguments: ["client", "nio", "write"])
+    func benchPutMakesEveryPut(writer: String) async throws {
+        let scratch = try Scratch()
+        let daemon = try await DaemonProcess(scratch)
+        let bench = try await syncctl(
+            ["--json", "bench", "put", "--writer", writer, "--connections", "2", "--pipeline", "4", "--count", "300", "--keys", "10"],
+            scratch: scratch, timeout: .seconds(60))
+        #expect(bench.status == 0, "\(bench.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any]
+        #expect((report?["ops_per_sec"] as? Int ?? 0) > 0, "\(bench.stdout)")
+        let status = try await syncctl(["--json", "status"], scratch: scratch)
+        #expect(status.stdout.contains(#""revision":300"#), "\(status.stdout)")
+        try await daemon.stop()
+    }
+
     @Test func compactRemovesHistoryButNotValues() async throws {
         let scratch = try Scratch()
         let daemon = try await DaemonProcess(scratch)

@@ -80,7 +80,8 @@ enum BenchFloorWriter {
         let channel = try await ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(PutsHandler(puts: PipelinedPuts(index: index, work: work), finished: finished))
+                    try channel.pipeline.syncOperations.addHandler(
+                        PutsHandler(puts: PipelinedPuts(index: index, work: work), finished: finished))
                 }
             }
             .withConnectedSocket(descriptor)
@@ -125,8 +126,11 @@ enum BenchFloorWriter {
 
         /// Takes in one frame from syncd: the answer to a put.
         mutating func answer(_ frame: ByteBuffer) throws {
-            let response = try WriteAnswerFrame(frame: frame)?.response ?? Frame.decode(Sharedstate_V1_ServerFrame.self, from: frame).response
-            if case .error(let error) = response.result { throw SharedStateError(.protocolViolation, "syncd refused a put: \(error.message)") }
+            let response =
+                try WriteAnswerFrame(frame: frame)?.response ?? Frame.decode(Sharedstate_V1_ServerFrame.self, from: frame).response
+            if case .error(let error) = response.result {
+                throw SharedStateError(.protocolViolation, "syncd refused a put: \(error.message)")
+            }
             guard let started = sentAt.removeValue(forKey: response.id) else {
                 throw SharedStateError(.protocolViolation, "syncd answered request \(response.id), which was not in flight")
             }
