@@ -121,19 +121,44 @@ final class ChildProcess {
 
     var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-    var isRunning: Bool { exitStatus == nil }
+    /// Whether it still runs: not once the kernel says it exited, even before Subprocess reaped
+    /// it, nor once reaped, even before Subprocess's task recorded its status.
+    var isRunning: Bool {
+        if exit.status != nil { return false }
+        switch Self.kernelState(pid) {
+        case .running: return true
+        case .exited(let status):
+            exit.record(status)
+            return false
+        case .reaped: return false
+        }
+    }
 
-    /// The status the process exited with (its signal when a signal ended it), or nil while it runs.
-    var exitStatus: Int32? { exit.status ?? Self.exitedButNotReaped(pid) }
+    /// The status the process exited with (its signal when a signal ended it), or nil while it
+    /// runs (and in the moment between Subprocess reaping it and recording its status).
+    var exitStatus: Int32? {
+        if let status = exit.status { return status }
+        guard case .exited(let status) = Self.kernelState(pid) else { return nil }
+        // Kept: once Subprocess reaps the child, the kernel no longer knows.
+        exit.record(status)
+        return status
+    }
 
-    /// The status of a child that exited and waits to be reaped, read without reaping it (that
-    /// stays Subprocess's); nil while it runs, or once reaped.
-    private static func exitedButNotReaped(_ pid: pid_t) -> Int32? {
+    private enum KernelState {
+        case running
+        /// Exited, waiting to be reaped, with its status.
+        case exited(Int32)
+        /// Reaped already: no longer this process's child.
+        case reaped
+    }
+
+    /// What the kernel says of the child, asked without reaping it (that stays Subprocess's).
+    private static func kernelState(_ pid: pid_t) -> KernelState {
         var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-            info._sifields._sigchld.si_pid == pid
-        else { return nil }
-        return info._sifields._sigchld.si_status
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else {
+            return errno == ECHILD ? .reaped : .running
+        }
+        return info._sifields._sigchld.si_pid == pid ? .exited(info._sifields._sigchld.si_status) : .running
     }
 
     /// The user and system time it has used so far, in clock ticks (`/proc/PID/stat`); 0 when
