@@ -66,7 +66,9 @@ import Testing
         for client in clients { await client.close() }
         await client.close()
 
-        daemon = try await DaemonProcess(scratch)
+        // A debug syncd loading 8 MB while the suite runs on two busy cores (scripts/test-under-load.sh)
+        // once took more than the default 20 s to be ready.
+        daemon = try await DaemonProcess(scratch, readyWithin: .seconds(60))
         let after = try await syncctl(["--json", "status"], scratch: scratch)
         #expect(after.stdout.contains(#""revision":\#(revision),"#), "status after restart: \(after.stdout)")
         #expect(after.stdout.contains(#""keys":\#(Self.keys + 1),"#), "status after restart: \(after.stdout)")

@@ -73,9 +73,10 @@ final class DaemonProcess {
     ///   `ip netns exec NAME`.
     ///   - databasePath: The database, when not the scratch directory's.
     ///   - environment: Variables to set for syncd beyond this process's own.
+    ///   - readyWithin: How long syncd may take to say it is ready.
     init(
         _ scratch: Scratch, socketPath: String? = nil, databasePath: String? = nil, extraArguments: [String] = [], launcher: [String] = [],
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], readyWithin: Duration = .seconds(20)
     ) async throws {
         self.scratch = scratch
         let command =
@@ -89,10 +90,10 @@ final class DaemonProcess {
             name: "syncd",
             environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }
         )
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + readyWithin
         while !child.stderr.contains("syncd ready") {
             if !child.isRunning { throw TestFailure("syncd exited: \(child.stderr)") }
-            if ContinuousClock.now > deadline { throw TestFailure("syncd was not ready within 20 s: \(child.stderr)") }
+            if ContinuousClock.now > deadline { throw TestFailure("syncd was not ready within \(readyWithin): \(child.stderr)") }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
