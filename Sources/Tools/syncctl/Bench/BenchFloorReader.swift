@@ -50,27 +50,20 @@ enum BenchFloorReader {
         return consumer.tally.finish()
     }
 
-    /// The read loop of a NIO channel on an event loop of its own, as SyncClient reads.
+    /// The read loop of a NIO channel on one of NIO's shared loops, as SyncClient reads.
     private static func readOnEventLoop(_ descriptor: CInt, tally: BenchSubscriberTally) async throws -> BenchSubscriberCommand.Report {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let finished = group.next().makePromise(of: BenchSubscriberCommand.Report.self)
-        let result: Result<BenchSubscriberCommand.Report, any Error>
-        do {
-            let channel = try await ClientBootstrap(group: group)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(FloorHandler(tally: tally, finished: finished))
-                    }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let finished = loop.makePromise(of: BenchSubscriberCommand.Report.self)
+        let channel = try await ClientBootstrap(group: loop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FloorHandler(tally: tally, finished: finished))
                 }
-                .withConnectedSocket(descriptor)
-                .get()
-            defer { channel.close(promise: nil) }
-            result = .success(try await finished.futureResult.get())
-        } catch {
-            result = .failure(error)
-        }
-        try? await group.shutdownGracefully()
-        return try result.get()
+            }
+            .withConnectedSocket(descriptor)
+            .get()
+        defer { channel.close(promise: nil) }
+        return try await finished.futureResult.get()
     }
 
     /// Cuts frames, decodes each event and hands its changes to the tally.
