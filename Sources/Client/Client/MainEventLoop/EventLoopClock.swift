@@ -70,7 +70,7 @@ public struct EventLoopClock: Clock {
 }
 
 /// One sleep on an event loop's timer: resumed by the timer, or by cancellation, once.
-final class LoopTimerSleep: Sendable {
+private final class LoopTimerSleep: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Void, any Error>?
         var timer: Scheduled<Void>?
