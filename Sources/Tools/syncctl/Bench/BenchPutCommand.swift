@@ -61,7 +61,8 @@ struct BenchPutCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            Write them under a schema of 5 properties that governs them (implies --records), set             before and removed after: the cost of syncd's check.
+            Write them under a schema of 5 properties that governs them (implies --records), set \
+            before and removed after: the cost of syncd's check.
             """
     )
     var schema = false
