@@ -102,24 +102,30 @@ import Testing
         // More than the descriptors left: the last wait in the listening socket's backlog.
         var flood = try (0..<40).map { _ in try RawConnection(path: scratch.socket) }
         for connection in flood { connection.sendHello() }
-        try await eventually("syncd ran out of descriptors") { daemon.child.stderr.contains("cannot accept a connection") }
-        try await bystander.put("still", json: "1")
-        #expect(try await bystander.get("still").value == Data("1".utf8))
-        // Half a second out of descriptors: five tries to accept, not a spin (which would take
-        // most of that half second's CPU; a busy machine can only make it take less).
-        let before = daemon.child.cpuTicks
-        try await Task.sleep(for: .milliseconds(500))
-        let spent = Double(daemon.child.cpuTicks - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        #expect(spent < 0.25, "syncd spent \(spent) s of CPU in half a second out of descriptors")
+        // It failed now and then in full runs only (the bystander's connection reset, 24–45 s in):
+        // a failure says what syncd logged meanwhile.
+        do {
+            try await eventually("syncd ran out of descriptors") { daemon.child.stderr.contains("cannot accept a connection") }
+            try await bystander.put("still", json: "1")
+            #expect(try await bystander.get("still").value == Data("1".utf8))
+            // Half a second out of descriptors: five tries to accept, not a spin (which would take
+            // most of that half second's CPU; a busy machine can only make it take less).
+            let before = daemon.child.cpuTicks
+            try await Task.sleep(for: .milliseconds(500))
+            let spent = Double(daemon.child.cpuTicks - before) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            #expect(spent < 0.25, "syncd spent \(spent) s of CPU in half a second out of descriptors")
 
-        flood.removeAll()
-        let newcomer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "newcomer"))
-        try await newcomer.put("after", json: "2")
-        #expect(try await bystander.get("after").value == Data("2".utf8))
-        // Not on every attempt (one each 100 ms while it is out).
-        let reports = daemon.child.stderr.components(separatedBy: "cannot accept a connection").count - 1
-        #expect(reports == 1)
-        await newcomer.close()
+            flood.removeAll()
+            let newcomer = try await SharedStateClient.connect(.init(socketPath: scratch.socket, clientName: "newcomer"))
+            try await newcomer.put("after", json: "2")
+            #expect(try await bystander.get("after").value == Data("2".utf8))
+            // Not on every attempt (one each 100 ms while it is out).
+            let reports = daemon.child.stderr.components(separatedBy: "cannot accept a connection").count - 1
+            #expect(reports == 1)
+            await newcomer.close()
+        } catch {
+            throw TestFailure("\(error)\nsyncd's log:\n\(daemon.child.stderr.suffix(4_000))")
+        }
         await bystander.close()
         try await daemon.stop()
     }
