@@ -32,21 +32,16 @@ enum BenchFloorWriter {
     static func run(_ transport: Transport, socket path: String, work: Work) async throws -> LatencyHistogram {
         var descriptors: [CInt] = []
         for _ in 0..<work.connections { descriptors.append(try BenchSocket.connected(to: path)) }
-        switch transport {
-        case .write:
-            return try await withThrowingTaskGroup(of: LatencyHistogram.self) { group in
-                for (index, descriptor) in descriptors.enumerated() {
-                    group.addTask { try await onThread { try writeBlocking(descriptor, index: index, work: work) } }
+        return try await withThrowingTaskGroup(of: LatencyHistogram.self) { group in
+            for (index, descriptor) in descriptors.enumerated() {
+                group.addTask {
+                    switch transport {
+                    case .write: try await onThread { try writeBlocking(descriptor, index: index, work: work) }
+                    case .nio: try await writeOnEventLoop(descriptor, index: index, work: work)
+                    }
                 }
-                return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
             }
-        case .nio:
-            return try await withThrowingTaskGroup(of: LatencyHistogram.self) { group in
-                for (index, descriptor) in descriptors.enumerated() {
-                    group.addTask { try await writeOnEventLoop(descriptor, index: index, work: work) }
-                }
-                return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
-            }
+            return try await group.reduce(into: LatencyHistogram()) { $0.add($1) }
         }
     }
 
